@@ -1,0 +1,93 @@
+"""Independent references for the pair-game Shapley values; used by tests and benchmarks.
+
+- :func:`enumeration_shapley` evaluates all 2^d coalitions (the definition itself).
+- :func:`recursion_shapley` is the published PKeX-Shapley algorithm: prefix tables of
+  elementary symmetric polynomials (ESPs) and mu-weighted suffix tables, O(d^2) time and
+  memory per pair, vectorised over pairs. Its ESPs grow like binomial(d, q), so with factors
+  near 1 it overflows from d of about 1030.
+
+Neither is imported by the package.
+"""
+
+import numpy as np
+from scipy.special import gammaln
+
+
+def shapley_weights(n_features):
+    """mu(q) = q! (d-1-q)! / d! for q = 0, ..., d-1."""
+    q = np.arange(n_features)
+    return np.exp(
+        gammaln(q + 1) + gammaln(n_features - q) - gammaln(n_features + 1)
+    )
+
+
+def coalition_values(Z, weights):
+    """v(S) = sum_p w_p prod_{j in S} z_pj for every mask S (bit j = feature j)."""
+    Z = np.asarray(Z, dtype=np.float64)
+    n_pairs, n_features = Z.shape
+    products = np.ones((1, n_pairs))
+    for j in range(n_features):
+        # Masks with bit j set follow those without it: products[mask | 1 << j] = ... * z_j.
+        products = np.concatenate([products, products * Z[:, j]])
+    return products @ np.asarray(weights, dtype=np.float64)
+
+
+def shapley_from_coalition_values(values, n_features):
+    """Shapley values of a game given as v over all 2^d masks."""
+    masks = np.arange(values.size)
+    sizes = np.array([bin(m).count("1") for m in masks])
+    mu = shapley_weights(n_features)
+    phi = np.empty(n_features)
+    for j in range(n_features):
+        without = masks[(masks >> j) & 1 == 0]
+        phi[j] = np.sum(mu[sizes[without]] * (values[without | (1 << j)] - values[without]))
+    return phi
+
+
+def enumeration_shapley(Z, weights):
+    """Shapley values of the pair game by enumerating all 2^d coalitions (d <= 20)."""
+    Z = np.asarray(Z, dtype=np.float64)
+    return shapley_from_coalition_values(coalition_values(Z, weights), Z.shape[1])
+
+
+def recursion_shapley(Z, weights):
+    """Shapley values by the published prefix/suffix ESP recursion.
+
+    For feature j the inner sum ``sum_q mu(q) e_q(z_-j)`` is assembled as
+    ``sum_t L[j][t] G[j + 1][t]`` where ``L[j][t] = e_t(z_0, ..., z_{j-1})`` and
+    ``G[j][t] = sum_u mu(t + u) e_u(z_j, ..., z_{d-1})``, filled by
+    ``L[j + 1][t] = L[j][t] + z_j L[j][t - 1]`` and ``G[j][t] = G[j + 1][t] + z_j G[j + 1][t + 1]``.
+    All tables are kept, as in the published code: O(d^2) memory per pair.
+    """
+    Z = np.asarray(Z, dtype=np.float64)
+    n_pairs, d = Z.shape
+    mu = np.append(shapley_weights(d), 0.0)  # mu(d) = 0 is the sentinel of the suffix table
+
+    with np.errstate(over="ignore", invalid="ignore"):
+        omega = _recursion_omega(Z, mu)
+    return np.asarray(weights, dtype=np.float64) @ ((Z - 1.0) * omega)
+
+
+def _recursion_omega(Z, mu):
+    n_pairs, d = Z.shape
+    prefix = [np.ones((1, n_pairs))]
+    for j in range(d):
+        prev = prefix[-1]
+        cur = np.empty((j + 2, n_pairs))
+        cur[0] = 1.0
+        cur[1 : j + 1] = prev[1:] + Z[:, j] * prev[:-1]
+        cur[j + 1] = Z[:, j] * prev[j]
+        prefix.append(cur)
+
+    suffix = [None] * (d + 1)
+    suffix[d] = np.repeat(mu[:, None], n_pairs, axis=1)
+    for j in range(d - 1, -1, -1):
+        nxt = suffix[j + 1]
+        cur = np.zeros((d + 1, n_pairs))
+        cur[:d] = nxt[:d] + Z[:, j] * nxt[1:]
+        suffix[j] = cur
+
+    omega = np.empty((n_pairs, d))
+    for j in range(d):
+        omega[:, j] = np.sum(prefix[j] * suffix[j + 1][: j + 1], axis=0)
+    return omega
