@@ -17,7 +17,7 @@ This module knows nothing about models, HSIC or MMD: it maps factors and weights
 from functools import lru_cache
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
 from scipy.special import roots_legendre
 
 __all__ = ["pair_contributions", "shapley_values"]
@@ -25,6 +25,8 @@ __all__ = ["pair_contributions", "shapley_values"]
 # Bound on the temporaries of one task: the row chunk of factors and contributions, and for the
 # NumPy path its (rows, nodes, features) tiles of leave-one-out products.
 _TILE_BYTES = 8 * 2**20
+# Below this many multiply-adds (rows * d^2 / 2) a thread pool costs more than it saves.
+_MIN_PARALLEL_WORK = 2e7
 # Pairs processed together by the compiled kernel, the vectorised axis of its buffers.
 _PAIR_BLOCK = 32
 
@@ -157,10 +159,24 @@ def _check_backend(backend):
         raise ImportError("backend='numba' needs numba; install it or use backend='numpy'.")
 
 
-def _rows_per_chunk(n_features, n_outputs, chunk_size):
+def _parallel(n_rows, n_features, n_jobs):
+    """A joblib runner; sequential when the work is too small to share."""
+    if n_rows * n_features**2 / 2 < _MIN_PARALLEL_WORK:
+        n_jobs = 1
+    return Parallel(n_jobs=n_jobs, prefer="threads")
+
+
+def _row_slices(n_rows, n_features, n_outputs, chunk_size, n_jobs):
     if chunk_size is not None:
-        return int(chunk_size)
-    return max(1, _TILE_BYTES // (8 * n_features * (3 + n_outputs)))
+        rows = int(chunk_size)
+        if rows < 1:
+            raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}.")
+    else:
+        rows = max(1, _TILE_BYTES // (8 * n_features * (3 + n_outputs)))
+        workers = effective_n_jobs(n_jobs)
+        if workers > 1:  # a few tasks per worker to balance the load
+            rows = min(rows, max(1, -(-n_rows // (4 * workers))))
+    return [slice(s, s + rows) for s in range(0, n_rows, rows)]
 
 
 def _as_factors(Z):
@@ -215,9 +231,8 @@ def pair_contributions(Z, *, chunk_size=None, n_jobs=None, backend="auto"):
     if Z.ndim != 2:
         raise ValueError(f"Z must have shape (n_pairs, n_features); got {Z.shape}.")
     _check_backend(backend)
-    rows = _rows_per_chunk(Z.shape[1], 1, chunk_size)
-    slices = [slice(s, s + rows) for s in range(0, Z.shape[0], rows)]
-    parts = Parallel(n_jobs=n_jobs, prefer="threads")(
+    slices = _row_slices(Z.shape[0], Z.shape[1], 1, chunk_size, n_jobs)
+    parts = _parallel(*Z.shape, n_jobs)(
         delayed(_contributions)(Z[sl], backend) for sl in slices
     )
     return np.concatenate(parts, axis=0) if parts else np.zeros((0, Z.shape[1]))
@@ -291,9 +306,8 @@ def shapley_values(Z, weights, *, chunk_size=None, n_jobs=None, backend="auto"):
     n_outputs = weight_matrix.shape[1]
     n_pairs = pair_shape[-1]
     n_points = 1 if Z.ndim == 2 else Z.shape[0]
-    rows = _rows_per_chunk(n_features, n_outputs, chunk_size)
     factors = Z.reshape(-1, n_features)
-    slices = [slice(s, s + rows) for s in range(0, factors.shape[0], rows)]
+    slices = _row_slices(factors.shape[0], n_features, n_outputs, chunk_size, n_jobs)
 
     def task(sl):
         contrib = _contributions(factors[sl], backend)
@@ -305,7 +319,7 @@ def shapley_values(Z, weights, *, chunk_size=None, n_jobs=None, backend="auto"):
         return first, np.add.reduceat(weighted, bounds, axis=0)
 
     values = np.zeros((n_points, n_features, n_outputs))
-    for first, partial in Parallel(n_jobs=n_jobs, prefer="threads")(
+    for first, partial in _parallel(*factors.shape, n_jobs)(
         delayed(task)(sl) for sl in slices
     ):
         values[first : first + partial.shape[0]] += partial

@@ -69,7 +69,8 @@ def test_batched_points_and_outputs(backend):
 
 
 @pytest.mark.parametrize("chunk_size", [1, 3, 1000])
-def test_chunking_and_jobs_do_not_change_values(chunk_size):
+def test_chunking_and_jobs_do_not_change_values(chunk_size, monkeypatch):
+    monkeypatch.setattr("pkex_select._engine._MIN_PARALLEL_WORK", 0)
     rng = np.random.default_rng(1)
     Z = rng.uniform(0, 1, (50, 20))
     weights = rng.normal(size=50)
@@ -208,6 +209,11 @@ def test_backends_agree_with_enumeration(game):
 def test_bad_input(Z, weights, message):
     with pytest.raises(ValueError, match=message):
         shapley_values(Z, weights)
+
+
+def test_bad_chunk_size():
+    with pytest.raises(ValueError, match="chunk_size"):
+        shapley_values(np.ones((2, 2)), np.ones(2), chunk_size=0)
 
 
 def test_bad_backend():

@@ -1,0 +1,111 @@
+"""Figures for explanations and feature attributions (needs matplotlib).
+
+Each function draws on ``ax`` (a new figure when None) and returns the axes.
+"""
+
+import numpy as np
+
+__all__ = ["bar", "beeswarm", "ranking", "waterfall"]
+
+
+def _axes(ax, figsize):
+    if ax is not None:
+        return ax
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as error:
+        raise ImportError("Plotting needs matplotlib: pip install 'pkex-select[plot]'") from error
+    return plt.subplots(figsize=figsize)[1]
+
+
+def _output_values(explanation, output):
+    values = explanation.values
+    if values.ndim == 3:
+        if isinstance(output, str):
+            output = explanation.output_names.index(output)
+        return values[:, :, output], np.asarray(explanation.base_values)[:, output]
+    return values, np.asarray(explanation.base_values)
+
+
+def ranking(values, feature_names, *, pvalues=None, alpha=0.05, max_display=20, ax=None,
+            xlabel="Shapley value"):
+    """Horizontal bars of per-feature values, largest on top.
+
+    With ``pvalues``, bars of features significant at ``alpha`` are solid and the others
+    hatched, and each bar is labelled with its p-value.
+    """
+    values = np.asarray(values, dtype=float)
+    order = np.argsort(-np.abs(values), kind="stable")[:max_display][::-1]
+    ax = _axes(ax, (6, 0.3 * len(order) + 1.2))
+    colors = np.where(values[order] >= 0, "#d62728", "#1f77b4")
+    bars = ax.barh(np.arange(len(order)), values[order], color=colors)
+    if pvalues is not None:
+        pvalues = np.asarray(pvalues, dtype=float)
+        for bar, j in zip(bars, order):
+            if pvalues[j] > alpha:
+                bar.set_hatch("//")
+                bar.set_alpha(0.5)
+            ax.annotate(f"p={pvalues[j]:.3g}", (bar.get_width(), bar.get_y() + 0.4),
+                        xytext=(3 if bar.get_width() >= 0 else -3, 0),
+                        textcoords="offset points", va="center", fontsize=8,
+                        ha="left" if bar.get_width() >= 0 else "right")
+    ax.set_yticks(np.arange(len(order)), [str(feature_names[j]) for j in order])
+    ax.axvline(0, color="black", linewidth=0.8)
+    ax.set_xlabel(xlabel)
+    return ax
+
+
+def bar(explanation, *, output=0, max_display=20, ax=None):
+    """Global importance: mean |Shapley value| per feature over the explained rows."""
+    values, _ = _output_values(explanation, output)
+    ax = ranking(np.abs(values).mean(axis=0), explanation.feature_names,
+                 max_display=max_display, ax=ax, xlabel="mean |Shapley value|")
+    for patch in ax.patches:
+        patch.set_color("#1f77b4")
+    return ax
+
+
+def waterfall(explanation, row=0, *, output=0, max_display=12, ax=None):
+    """How one row's output is built from the base value, feature by feature."""
+    values, base_values = _output_values(explanation, output)
+    phi, base = values[row], float(base_values[row])
+    order = np.argsort(-np.abs(phi), kind="stable")
+    shown, rest = order[:max_display], order[max_display:]
+    labels = [f"{explanation.feature_names[j]} = {explanation.data[row, j]:.3g}" for j in shown]
+    steps = list(phi[shown])
+    if rest.size:
+        labels.append(f"{rest.size} other features")
+        steps.append(phi[rest].sum())
+    ax = _axes(ax, (7, 0.35 * len(steps) + 1.5))
+    start = base
+    for position, step in enumerate(steps):
+        y = len(steps) - 1 - position
+        ax.barh(y, step, left=start, color="#d62728" if step >= 0 else "#1f77b4")
+        start += step
+    ax.set_yticks(np.arange(len(steps))[::-1], labels)
+    ax.axvline(base, color="grey", linestyle=":", linewidth=1)
+    ax.axvline(start, color="black", linewidth=1)
+    ax.margins(x=0.08)
+    ax.set_xlabel(f"output (base {base:.3g} -> {start:.3g})")
+    return ax
+
+
+def beeswarm(explanation, *, output=0, max_display=15, ax=None, seed=0):
+    """Every row's value per feature, coloured by the feature's value (low blue, high red)."""
+    values, _ = _output_values(explanation, output)
+    order = np.argsort(np.abs(values).mean(axis=0), kind="stable")[::-1][:max_display][::-1]
+    ax = _axes(ax, (7, 0.35 * len(order) + 1.5))
+    jitter = np.random.default_rng(seed)
+    for position, j in enumerate(order):
+        feature = explanation.data[:, j]
+        spread = np.ptp(feature)
+        colour = (feature - feature.min()) / spread if spread > 0 else np.full(feature.shape, 0.5)
+        offsets = jitter.uniform(-0.25, 0.25, size=values.shape[0])
+        scatter = ax.scatter(values[:, j], position + offsets, c=colour, cmap="coolwarm",
+                             vmin=0, vmax=1, s=10)
+    ax.set_yticks(np.arange(len(order)), [explanation.feature_names[j] for j in order])
+    ax.axvline(0, color="black", linewidth=0.8)
+    ax.set_xlabel("Shapley value")
+    if len(order):
+        ax.figure.colorbar(scatter, ax=ax, label="feature value (low to high)")
+    return ax

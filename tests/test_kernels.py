@@ -1,0 +1,94 @@
+import numpy as np
+import pytest
+from sklearn.metrics.pairwise import laplacian_kernel, rbf_kernel
+
+from pkex_select.kernels import (
+    bandwidths,
+    factor_tensor,
+    gamma_from_bandwidth,
+    gram_matrices,
+    iter_factor_blocks,
+    kernel_factor,
+)
+
+rng = np.random.default_rng(0)
+A = rng.normal(size=(7, 4))
+B = rng.normal(size=(5, 4))
+
+
+@pytest.mark.parametrize(
+    "kernel, reference", [("rbf", rbf_kernel), ("laplacian", laplacian_kernel)]
+)
+def test_product_of_factors_is_the_sklearn_kernel(kernel, reference):
+    Z = factor_tensor(A, B, kernel, gamma=0.3)
+    np.testing.assert_allclose(Z.prod(axis=2), reference(A, B, gamma=0.3), rtol=1e-14)
+
+
+def test_cauchy_and_delta_factors():
+    np.testing.assert_allclose(kernel_factor(2.0, 0.0, "cauchy", 0.25), 0.5)
+    assert kernel_factor(np.array([1, 2, 3]), 2, "delta").tolist() == [0.0, 1.0, 0.0]
+    codes = np.array(["x", "y"], dtype=object)
+    assert kernel_factor(codes[:, None], codes[None, :], "delta").tolist() == [[1, 0], [0, 1]]
+
+
+def test_per_feature_kernels_and_gammas():
+    gamma = np.array([0.1, 1.0, 2.0, 5.0])
+    kernels = ["rbf", "laplacian", "cauchy", "delta"]
+    Z = factor_tensor(A, B, kernels, gamma)
+    for j, kernel in enumerate(kernels):
+        expected = kernel_factor(A[:, None, j], B[None, :, j], kernel, gamma[j])
+        np.testing.assert_array_equal(Z[:, :, j], expected)
+    assert np.all((Z >= 0) & (Z <= 1))
+
+
+def test_blocks_and_grams_agree_with_the_full_tensor():
+    Z = factor_tensor(A, B, "rbf", 0.5)
+    blocks = list(iter_factor_blocks(A, B, "rbf", 0.5, block_rows=3))
+    assert [rows.stop for rows, _ in blocks] == [3, 6, 7]
+    np.testing.assert_array_equal(np.concatenate([Zb for _, Zb in blocks]), Z)
+    K = gram_matrices(A, "rbf", 0.5)
+    assert K.shape == (4, 7, 7)
+    np.testing.assert_allclose(np.diagonal(K, axis1=1, axis2=2), 1.0)
+    np.testing.assert_allclose(K, np.swapaxes(K, 1, 2))
+
+
+def test_bandwidth_rules():
+    X = np.column_stack([rng.normal(size=400), 5 * rng.normal(size=400), np.ones(400)])
+    for rule in ["median", "scott", "silverman", "std"]:
+        s = bandwidths(X, rule)
+        assert s.shape == (3,) and np.all(s > 0)
+        assert 4 < s[1] / s[0] < 6  # scale equivariant
+        assert s[2] == 1.0  # constant feature: harmless default
+    # median of |a - b| for two independent N(0, 1) is sqrt(2) * 0.6745
+    assert abs(bandwidths(X, "median")[0] - 0.954) < 0.1
+    np.testing.assert_array_equal(bandwidths(X, 2.0), [2.0, 2.0, 2.0])
+    binary = np.array([[0.0], [0.0], [0.0], [0.0], [1.0]])
+    assert bandwidths(binary, "median")[0] == 1.0  # mostly ties: mean nonzero distance
+
+
+def test_gamma_from_bandwidth_round_trips():
+    s = np.array([0.5, 2.0])
+    x = np.array([0.7])
+    for kernel in ["rbf", "laplacian", "cauchy"]:
+        gamma = gamma_from_bandwidth(kernel, s)
+        value = kernel_factor(x, 0.0, kernel, gamma)
+        assert np.all((value > 0) & (value < 1))
+    np.testing.assert_allclose(kernel_factor(1.0, 0.0, "rbf", gamma_from_bandwidth("rbf", 1.0)),
+                               np.exp(-0.5))
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: kernel_factor(1.0, 0.0, "poly"), "kernel must be one of"),
+        (lambda: bandwidths(A, "nope"), "rule must be one of"),
+        (lambda: bandwidths(A, -1.0), "positive"),
+        (lambda: gamma_from_bandwidth("rbf", 0.0), "positive"),
+        (lambda: factor_tensor(A, B[:, :2]), "same number of columns"),
+        (lambda: factor_tensor(A, B, ["rbf"]), "4 features"),
+        (lambda: factor_tensor(A, B, "rbf", gamma=[1.0, 2.0]), "gamma must"),
+    ],
+)
+def test_errors(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
