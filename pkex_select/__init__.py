@@ -2,6 +2,14 @@
 
 from ._engine import pair_contributions, shapley_values
 from .explain import Explanation, ProductKernelExplainer
+from .hsic import HSICShapleySelector, hsic_shapley_values
 
-__all__ = ["Explanation", "ProductKernelExplainer", "pair_contributions", "shapley_values"]
+__all__ = [
+    "Explanation",
+    "HSICShapleySelector",
+    "ProductKernelExplainer",
+    "hsic_shapley_values",
+    "pair_contributions",
+    "shapley_values",
+]
 __version__ = "0.1.0"

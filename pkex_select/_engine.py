@@ -28,7 +28,7 @@ _TILE_BYTES = 8 * 2**20
 # Below this many multiply-adds (rows * d^2 / 2) a thread pool costs more than it saves.
 _MIN_PARALLEL_WORK = 2e7
 # Pairs processed together by the compiled kernel, the vectorised axis of its buffers.
-_PAIR_BLOCK = 32
+_PAIR_BLOCK = 64
 
 
 def _legendre_with_derivative(n, x):
@@ -103,11 +103,11 @@ def _make_numba_kernel():
         return None
 
     @numba.njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})
-    def loo_integrals(Z, nodes, complements, node_weights):  # pragma: no cover - compiled
+    def loo_integrals(Z, nodes, complements, node_weights, pair_block):  # pragma: no cover
         n_rows, n_features = Z.shape
         integrals = np.empty((n_rows, n_features))
         # Pairs are the contiguous (vectorised) axis: the products run along features.
-        block = min(_PAIR_BLOCK, n_rows)
+        block = min(pair_block, n_rows)
         factors = np.empty((n_features, block))
         prefix = np.empty((n_features, block))
         acc = np.empty((n_features, block))
@@ -149,7 +149,7 @@ def _loo_integrals(Z, backend):
     rule = beta_quadrature(Z.shape[1])
     if backend == "numpy" or _loo_integrals_numba is None:
         return _loo_integrals_numpy(Z, *rule)
-    return _loo_integrals_numba(Z, *rule)
+    return _loo_integrals_numba(Z, *rule, _PAIR_BLOCK)
 
 
 def _check_backend(backend):

@@ -66,14 +66,29 @@ def kernel_factor(a, b, kernel, gamma=1.0):
     """
     if kernel == "delta":
         return np.equal(a, b).astype(np.float64)
-    diff = np.subtract(a, b, dtype=np.float64)
-    if kernel == "rbf":
-        return np.exp(-gamma * diff**2)
+    return factor_of_difference(np.subtract(a, b, dtype=np.float64), kernel, gamma)
+
+
+def factor_of_difference(diff, kernel, gamma=1.0):
+    """Kernel factor from the differences ``a - b`` of numeric values, computed in place.
+
+    Every factor here depends on a - b only (delta: a - b == 0), so a pair's factors for
+    all features come from one subtraction. ``diff`` (float64) is overwritten and returned.
+    """
+    if kernel == "delta":
+        return np.equal(diff, 0.0, out=diff, casting="unsafe")
+    if kernel not in KERNELS:
+        raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}.")
     if kernel == "laplacian":
-        return np.exp(-gamma * np.abs(diff))
+        np.abs(diff, out=diff)
+    else:
+        np.square(diff, out=diff)
+    diff *= gamma
     if kernel == "cauchy":
-        return 1.0 / (1.0 + gamma * diff**2)
-    raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}.")
+        diff += 1.0
+        return np.reciprocal(diff, out=diff)
+    np.negative(diff, out=diff)
+    return np.exp(diff, out=diff)
 
 
 def gamma_from_bandwidth(kernel, bandwidth):

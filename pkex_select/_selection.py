@@ -1,0 +1,240 @@
+"""Shared base of the Shapley-value feature selectors (HSIC and MMD).
+
+The two public estimators differ only in how the pair weights are built from y; everything
+else (validation, standardisation, bandwidths, streaming the pairs, permutation p-values,
+selection by count, fraction or threshold, tags) lives here once.
+"""
+
+import math
+import sys
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.feature_selection import SelectorMixin
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from . import _pairgame
+from ._gram import block_members, block_pairs
+from .kernels import BANDWIDTH_RULES, bandwidths, gamma_from_bandwidth
+
+
+class ShapleySelectorBase(SelectorMixin, BaseEstimator):
+    """Select features by their exact Shapley share of a kernel statistic."""
+
+    _parameter_constraints = {
+        "n_features_to_select": [
+            Interval(Integral, 1, None, closed="left"),
+            Interval(Real, 0, 1, closed="right"),
+        ],
+        "threshold": [Real, None],
+        "kernel": [StrOptions({"rbf", "laplacian", "cauchy"})],
+        "bandwidth": [StrOptions(set(BANDWIDTH_RULES)), Interval(Real, 0, None, closed="neither")],
+        "categorical_features": ["array-like", None],
+        "n_permutations": [Interval(Integral, 0, None, closed="left")],
+        "random_state": ["random_state"],
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
+    }
+    # Set by subclasses: the estimators they accept and the name of the statistic attribute.
+    _estimators = ()
+    _statistic_name = ""
+
+    def _make_weights(self, y, estimator, n_samples):
+        """Return ``(pair_weights, n_blocks_total)``; implemented by the subclasses."""
+        raise NotImplementedError
+
+    def _validate_target(self, y):
+        raise NotImplementedError
+
+    # ----------------------------------------------------------------- fitting
+
+    def fit(self, X, y):
+        """Compute the exact Shapley values of the statistic and select features.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Numeric features; columns listed in ``categorical_features`` may hold any values.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+
+        Returns
+        -------
+        self : object
+        """
+        self._validate_params()
+        X, y = self._validate_features(X, y)
+        n_samples, n_features = X.shape
+        y = self._validate_target(y)
+        self._check_n_samples(n_samples)
+
+        kernels, Xs = self._standardise_and_kernels(X)
+        rng = check_random_state(self.random_state)
+        orders = _pairgame.permutation_orders(n_samples, self.n_permutations, rng)
+
+        if self.estimator == "block":
+            members = block_members(n_samples, self.block_size, self.n_repetitions, rng)
+            pair_weights = self._make_weights(y, "block", members.shape[0])
+            per_block = max(1, _pairgame._BLOCK_BYTES // (
+                8 * self.block_size**2 * max(n_features, orders.shape[0])))
+            blocks = [members[s : s + per_block] for s in range(0, len(members), per_block)]
+            expand = block_pairs
+        else:
+            pair_weights = self._make_weights(y, self.estimator, None)
+            blocks = _pairgame.row_blocks(n_samples, n_features, orders.shape[0],
+                                          n_jobs=self.n_jobs)
+            expand = _pairgame.row_block_pairs(n_samples)
+
+        def factors(pairs):
+            return _pairgame.pair_factors(Xs, kernels, self.gammas_, pairs[0], pairs[1])
+
+        values = _pairgame.solve(blocks, expand, factors, pair_weights, orders,
+                                 n_jobs=self.n_jobs, progress=self._progress)
+        self.shapley_values_ = values[0]
+        setattr(self, self._statistic_name, float(values[0].sum()))
+        if self.n_permutations:
+            self.pvalues_ = _pairgame.permutation_pvalues(values)
+            self.pvalue_ = float(_pairgame.permutation_pvalues(values.sum(axis=1, keepdims=True))[0])
+        self.scores_ = self.shapley_values_
+        order = np.argsort(-self.shapley_values_, kind="stable")
+        self.ranking_ = np.empty(n_features, dtype=np.intp)
+        self.ranking_[order] = np.arange(1, n_features + 1)
+        return self
+
+    def _progress(self, done, total):
+        if self.verbose and (done == total or done % max(1, total // 20) == 0):
+            print(f"\r[{type(self).__name__}] {done}/{total} blocks of pairs",
+                  end="\n" if done == total else "", file=sys.stderr, flush=True)
+
+    def _validate_features(self, X, y):
+        if self.categorical_features is not None:
+            X, y = validate_data(self, X, y, dtype=None, multi_output=True,
+                                 ensure_all_finite=False, ensure_min_samples=2)
+            X = np.asarray(X, dtype=object)
+            self._categorical_mask_ = self._resolve_categorical(X.shape[1])
+            numeric = ~self._categorical_mask_
+            columns = np.empty(X.shape, dtype=np.float64)
+            for j in np.flatnonzero(numeric):
+                columns[:, j] = self._to_float(X[:, j], j)
+            for j in np.flatnonzero(self._categorical_mask_):
+                columns[:, j] = np.unique(X[:, j].astype(str), return_inverse=True)[1]
+            if not np.all(np.isfinite(columns[:, numeric])):
+                raise ValueError("Input X contains NaN or infinity.")
+            return columns, y
+        self._check_numeric_columns(X)
+        X, y = validate_data(self, X, y, dtype=np.float64, multi_output=True,
+                             ensure_min_samples=2, y_numeric=False)
+        self._categorical_mask_ = np.zeros(X.shape[1], dtype=bool)
+        return X, y
+
+    def _resolve_categorical(self, n_features):
+        spec = np.asarray(self.categorical_features)
+        mask = np.zeros(n_features, dtype=bool)
+        if spec.dtype == bool:
+            if spec.shape != (n_features,):
+                raise ValueError(
+                    f"categorical_features as a mask must have {n_features} entries."
+                )
+            return spec.copy()
+        names = getattr(self, "feature_names_in_", None)
+        for item in spec.ravel():
+            if isinstance(item, str):
+                if names is None or item not in list(names):
+                    raise ValueError(f"categorical feature {item!r} is not a column of X.")
+                mask[list(names).index(item)] = True
+            elif 0 <= int(item) < n_features:
+                mask[int(item)] = True
+            else:
+                raise ValueError(f"categorical feature index {item} is out of range.")
+        return mask
+
+    def _to_float(self, column, j):
+        try:
+            return column.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(self._non_numeric_message([self._column_name(j)])) from None
+
+    def _column_name(self, j):
+        names = getattr(self, "feature_names_in_", None)
+        return str(names[j]) if names is not None else f"column {j}"
+
+    def _non_numeric_message(self, columns):
+        return (
+            f"X has non-numeric values in {', '.join(map(str, columns))}. Declare such "
+            "columns in categorical_features=[...] (they then get a delta kernel) or encode "
+            "them as numbers."
+        )
+
+    def _check_numeric_columns(self, X):
+        dtypes = getattr(X, "dtypes", None)
+        if dtypes is None:
+            dtype = getattr(X, "dtype", None)
+            if dtype is not None and dtype.kind in "OUS":
+                try:
+                    np.asarray(X, dtype=np.float64)
+                except ValueError:  # strings; other objects raise NumPy's TypeError
+                    raise ValueError(self._non_numeric_message(["some columns"])) from None
+            return
+        bad = [str(c) for c, t in zip(X.columns, dtypes) if not _is_numeric_dtype(t)]
+        if bad:
+            raise ValueError(self._non_numeric_message(bad))
+
+    def _check_n_samples(self, n_samples):
+        if self.estimator == "unbiased" and n_samples < 4:
+            raise ValueError(
+                f"The unbiased estimator needs at least 4 samples, got {n_samples}; "
+                "use estimator='biased'."
+            )
+        if self.estimator == "block" and n_samples < self.block_size:
+            raise ValueError(
+                f"estimator='block' needs at least block_size={self.block_size} samples, "
+                f"got {n_samples}; lower block_size or use estimator='biased'."
+            )
+
+    def _standardise_and_kernels(self, X):
+        """Standardise numeric columns, choose their bandwidths, return kernels and data."""
+        numeric = ~self._categorical_mask_
+        Xs = X.copy()
+        mean = X[:, numeric].mean(axis=0)
+        std = X[:, numeric].std(axis=0)
+        Xs[:, numeric] = (X[:, numeric] - mean) / np.where(std > 0, std, 1.0)
+        self.bandwidths_ = np.ones(X.shape[1])
+        if numeric.any():
+            self.bandwidths_[numeric] = bandwidths(Xs[:, numeric], self.bandwidth)
+        self.kernels_ = [
+            "delta" if categorical else self.kernel for categorical in self._categorical_mask_
+        ]
+        self.gammas_ = np.array([
+            gamma_from_bandwidth(kernel, s) for kernel, s in zip(self.kernels_, self.bandwidths_)
+        ])
+        return self.kernels_, Xs
+
+    # ---------------------------------------------------------------- selection
+
+    def _n_selected(self):
+        n_features = self.n_features_in_
+        if isinstance(self.n_features_to_select, Integral):
+            return min(int(self.n_features_to_select), n_features)
+        return max(1, math.ceil(self.n_features_to_select * n_features))
+
+    def _get_support_mask(self):
+        check_is_fitted(self, "shapley_values_")
+        if self.threshold is not None:
+            return self.shapley_values_ >= self.threshold
+        return self.ranking_ <= self._n_selected()
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.input_tags.sparse = False
+        tags.input_tags.allow_nan = False
+        return tags
+
+
+def _is_numeric_dtype(dtype):
+    try:
+        return np.dtype(dtype).kind in "biuf"
+    except TypeError:  # pandas extension dtypes
+        return getattr(dtype, "kind", "O") in "biuf"
