@@ -66,7 +66,9 @@ def kernel_factor(a, b, kernel, gamma=1.0):
     """
     if kernel == "delta":
         return np.equal(a, b).astype(np.float64)
-    return factor_of_difference(np.subtract(a, b, dtype=np.float64), kernel, gamma)
+    diff = np.subtract(a, b, dtype=np.float64)
+    shape = np.broadcast_shapes(diff.shape, np.shape(gamma))
+    return factor_of_difference(np.array(np.broadcast_to(diff, shape)), kernel, gamma)
 
 
 def factor_of_difference(diff, kernel, gamma=1.0):
