@@ -29,13 +29,13 @@ def _output_values(explanation, output):
 
 def ranking(values, feature_names, *, pvalues=None, alpha=0.05, max_display=20, ax=None,
             xlabel="Shapley value"):
-    """Horizontal bars of per-feature values, largest on top.
+    """Horizontal bars of per-feature values, the ``max_display`` largest on top.
 
     With ``pvalues``, bars of features significant at ``alpha`` are solid and the others
     hatched, and each bar is labelled with its p-value.
     """
     values = np.asarray(values, dtype=float)
-    order = np.argsort(-np.abs(values), kind="stable")[:max_display][::-1]
+    order = np.argsort(-values, kind="stable")[:max_display][::-1]
     ax = _axes(ax, (6, 0.3 * len(order) + 1.2))
     colors = np.where(values[order] >= 0, "#d62728", "#1f77b4")
     bars = ax.barh(np.arange(len(order)), values[order], color=colors)
@@ -45,12 +45,12 @@ def ranking(values, feature_names, *, pvalues=None, alpha=0.05, max_display=20, 
             if pvalues[j] > alpha:
                 bar.set_hatch("//")
                 bar.set_alpha(0.5)
-            ax.annotate(f"p={pvalues[j]:.3g}", (bar.get_width(), bar.get_y() + 0.4),
-                        xytext=(3 if bar.get_width() >= 0 else -3, 0),
-                        textcoords="offset points", va="center", fontsize=8,
-                        ha="left" if bar.get_width() >= 0 else "right")
+            # Labels sit right of the bar or of zero, clear of the feature names.
+            ax.annotate(f"p={pvalues[j]:.3g}", (max(bar.get_width(), 0.0), bar.get_y() + 0.4),
+                        xytext=(3, 0), textcoords="offset points", va="center", fontsize=8)
     ax.set_yticks(np.arange(len(order)), [str(feature_names[j]) for j in order])
     ax.axvline(0, color="black", linewidth=0.8)
+    ax.ticklabel_format(axis="x", style="sci", scilimits=(-3, 4))
     ax.set_xlabel(xlabel)
     return ax
 

@@ -26,6 +26,6 @@ def test_figures_draw_one_artist_per_feature(explanation):
     ax = plotting.beeswarm(explanation)
     assert len(ax.collections) == 4
     ax = plotting.ranking([0.3, -0.1, 0.0], ["a", "b", "c"], pvalues=[0.01, 0.5, 0.9])
-    assert [t.get_text() for t in ax.get_yticklabels()] == ["c", "b", "a"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["b", "c", "a"]
     assert ax.patches[-1].get_hatch() is None and ax.patches[0].get_hatch() == "//"
     matplotlib.pyplot.close("all")
