@@ -24,7 +24,7 @@ __all__ = ["pair_contributions", "shapley_values"]
 
 # Bound on the temporaries of one task: the row chunk of factors and contributions, and for the
 # NumPy path its (rows, nodes, features) tiles of leave-one-out products.
-_TILE_BYTES = 8 * 2**20
+_TILE_BYTES = 2 * 2**20
 # Below this many multiply-adds (rows * d^2 / 2) a thread pool costs more than it saves.
 _MIN_PARALLEL_WORK = 2e7
 # Pairs processed together by the compiled kernel, the vectorised axis of its buffers.

@@ -19,8 +19,9 @@ from joblib import Parallel, delayed, effective_n_jobs
 from ._engine import _contributions
 from .kernels import factor_of_difference
 
-# Pairs per block: factors, contributions and permuted weights stay near 16 MiB each.
-_BLOCK_BYTES = 16 * 2**20
+# Pairs per block: factors, contributions and permuted weights stay near 1 MiB each, small
+# enough for the caches and below the allocator's mmap threshold (no page faults per block).
+_BLOCK_BYTES = 2**20
 
 
 def row_blocks(n_samples, n_features, n_orders, *, n_jobs=None):
@@ -66,6 +67,23 @@ def pair_factors(X, kernels, gamma, a, b):
     """
     Z = X[a]
     Z -= X[b]
+    return _factors_in_place(Z, kernels, gamma)
+
+
+def row_block_factors(X, kernels, gamma, block):
+    """:func:`pair_factors` of the pairs of a row range, from contiguous slices of X."""
+    start, stop = block
+    n_samples = X.shape[0]
+    Z = np.empty(((stop - start) * (2 * n_samples - start - stop - 1) // 2, X.shape[1]))
+    offset = 0
+    for a in range(start, stop):
+        count = n_samples - 1 - a
+        np.subtract(X[a + 1 :], X[a], out=Z[offset : offset + count])
+        offset += count
+    return _factors_in_place(Z, kernels, gamma)
+
+
+def _factors_in_place(Z, kernels, gamma):
     if len(set(kernels)) == 1:
         return factor_of_difference(Z, kernels[0], gamma)
     for kernel in set(kernels):
@@ -74,17 +92,16 @@ def pair_factors(X, kernels, gamma, a, b):
     return Z
 
 
-def solve(blocks, expand, factors, pair_weights, orders, *, n_jobs=None, progress=None):
+def solve(blocks, factors, pair_weights, orders, *, n_jobs=None, progress=None):
     """Shapley values of the statistic for every order of the labels.
 
     Parameters
     ----------
     blocks : list
-        Small descriptions of the blocks of pairs (row ranges, block members).
-    expand : callable block -> pairs
-        Builds a block's pairs, inside its task so that only running blocks use memory.
-    factors : callable pairs -> Z of shape (n_pairs, n_features)
-    pair_weights : callable (pairs, orders) -> weights of shape (n_orders, n_pairs)
+        Small descriptions of the blocks of pairs (row ranges, block members); the pairs
+        are built inside each task, so only running blocks use memory.
+    factors : callable block -> Z of shape (n_pairs, n_features)
+    pair_weights : callable (block, orders) -> weights of shape (n_orders, n_pairs)
     orders : ndarray of shape (n_orders, n_samples)
         Row 0 is usually the identity (the observed statistic).
     progress : callable (done, total) or None
@@ -96,8 +113,7 @@ def solve(blocks, expand, factors, pair_weights, orders, *, n_jobs=None, progres
     """
 
     def task(block):
-        pairs = expand(block)
-        return pair_weights(pairs, orders) @ _contributions(factors(pairs), "auto")
+        return pair_weights(block, orders) @ _contributions(factors(block), "auto")
 
     n_jobs = n_jobs if len(blocks) > 1 else 1
     results = Parallel(n_jobs=n_jobs, prefer="threads", return_as="generator")(

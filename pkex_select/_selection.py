@@ -80,17 +80,26 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             per_block = max(1, _pairgame._BLOCK_BYTES // (
                 8 * self.block_size**2 * max(n_features, orders.shape[0])))
             blocks = [members[s : s + per_block] for s in range(0, len(members), per_block)]
-            expand = block_pairs
+
+            def factors(block):
+                a, b, _ = block_pairs(block)
+                return _pairgame.pair_factors(Xs, kernels, self.gammas_, a, b)
+
+            def block_weights(block, orders):
+                return pair_weights(block_pairs(block), orders)
         else:
             pair_weights = self._make_weights(y, self.estimator, None)
             blocks = _pairgame.row_blocks(n_samples, n_features, orders.shape[0],
                                           n_jobs=self.n_jobs)
-            expand = _pairgame.row_block_pairs(n_samples)
+            row_pairs = _pairgame.row_block_pairs(n_samples)
 
-        def factors(pairs):
-            return _pairgame.pair_factors(Xs, kernels, self.gammas_, pairs[0], pairs[1])
+            def factors(block):
+                return _pairgame.row_block_factors(Xs, kernels, self.gammas_, block)
 
-        values = _pairgame.solve(blocks, expand, factors, pair_weights, orders,
+            def block_weights(block, orders):
+                return pair_weights(row_pairs(block), orders)
+
+        values = _pairgame.solve(blocks, factors, block_weights, orders,
                                  n_jobs=self.n_jobs, progress=self._progress)
         self.shapley_values_ = values[0]
         setattr(self, self._statistic_name, float(values[0].sum()))

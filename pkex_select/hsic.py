@@ -105,10 +105,14 @@ def hsic_shapley_values(K, L, *, estimator="biased", block_size=20, n_repetition
         expand = _pairgame.row_block_pairs(K.shape[1])
         weights = hsic_weights(gram, estimator)
 
-    def factors(pairs):
-        return K[:, pairs[0], pairs[1]].T
+    def factors(block):
+        a, b = expand(block)[:2]
+        return K[:, a, b].T
 
-    return _pairgame.solve(blocks, expand, factors, weights, orders, n_jobs=n_jobs)[0]
+    def block_weights(block, orders):
+        return weights(expand(block), orders)
+
+    return _pairgame.solve(blocks, factors, block_weights, orders, n_jobs=n_jobs)[0]
 
 
 class HSICShapleySelector(ShapleySelectorBase):
