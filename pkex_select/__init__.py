@@ -3,12 +3,16 @@
 from ._engine import pair_contributions, shapley_values
 from .explain import Explanation, ProductKernelExplainer
 from .hsic import HSICShapleySelector, hsic_shapley_values
+from .mmd import MMDShapleyAttributor, attribute_shift, mmd_shapley_values
 
 __all__ = [
     "Explanation",
     "HSICShapleySelector",
+    "MMDShapleyAttributor",
     "ProductKernelExplainer",
+    "attribute_shift",
     "hsic_shapley_values",
+    "mmd_shapley_values",
     "pair_contributions",
     "shapley_values",
 ]

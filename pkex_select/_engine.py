@@ -205,7 +205,7 @@ def pair_contributions(Z, *, chunk_size=None, n_jobs=None, backend="auto"):
     Z : array-like of shape (n_pairs, n_features)
         Kernel factors ``z_pj = k_j(a_pj, b_pj)``; any finite real numbers.
     chunk_size : int, default=None
-        Pairs per task. By default chosen so that one task's temporaries stay near 8 MiB.
+        Pairs per task. By default chosen so that one task's temporaries stay near 2 MiB.
     n_jobs : int, default=None
         Parallel tasks through :mod:`joblib` (threads; the kernels release the GIL).
     backend : {"auto", "numba", "numpy"}, default="auto"
@@ -257,7 +257,7 @@ def shapley_values(Z, weights, *, chunk_size=None, n_jobs=None, backend="auto"):
         Pair weights ``w_p``; a trailing axis evaluates several games on the same factors.
     chunk_size : int, default=None
         Rows of factors per task (pairs of all points flattened). By default chosen so that
-        one task's temporaries stay near 8 MiB, whatever the number of pairs.
+        one task's temporaries stay near 2 MiB, whatever the number of pairs.
     n_jobs : int, default=None
         Parallel tasks through :mod:`joblib` (threads; the kernels release the GIL). Use
         ``joblib.parallel_config`` to pick another backend such as Dask.
