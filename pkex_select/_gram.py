@@ -1,9 +1,10 @@
-"""Pair weights of HSIC and MMD estimators as functions of the sample order.
+"""Pair weights of HSIC and MMD estimators, for the observed order and permutations.
 
 Every statistic here is ``sum_{a != b} W_ab K_ab`` for the feature Gram matrix K (DESIGN.md
-section 1); the functions below return ``2 W_ab`` for the pairs ``(a, b, ...)`` (a < b) with the
-labels or targets taken in each of several orders (permutation tests), shape
-(n_orders, n_pairs).
+section 1). Each factory below takes ``orders`` (index arrays of shape (n_orders, n_samples):
+row 0 the identity, the others permutations of the labels or targets) and returns a function
+from a block of pairs ``(a, b, ...)`` (a < b) to their weights ``2 W_ab`` in every order, shape
+(n_orders, n_pairs). The per-sample quantities are permuted once, up front.
 """
 
 from functools import cached_property
@@ -17,58 +18,75 @@ _ROWS = 256
 
 
 class TargetGram:
-    """Entries ``L[i, j]`` of a target Gram matrix, from a matrix or from a kernel on y."""
+    """A target Gram matrix L, given as a matrix or as a kernel on the target values Y.
+
+    Entries are looked up from per-sample arguments: the sample indices for a matrix, the
+    target values for a kernel, so that permuting the samples permutes the arguments.
+    """
 
     def __init__(self, matrix=None, *, Y=None, kernels=None, gamma=None):
         self.matrix = matrix
         self.Y, self.kernels, self.gamma = Y, kernels, gamma
         self.n_samples = matrix.shape[0] if matrix is not None else Y.shape[0]
 
+    def arguments(self, orders):
+        """Per-sample arguments in each order: (n_orders, n_samples[, n_outputs])."""
+        return orders if self.matrix is not None else self.Y[orders]
+
+    def entries(self, first, second):
+        """L between samples given by their arguments (broadcast against each other)."""
+        if self.matrix is not None:
+            return self.matrix[first, second]
+        shape = np.broadcast_shapes(first.shape, second.shape)[:-1]
+        values = np.ones(shape)
+        for k, kernel in enumerate(self.kernels):
+            values *= kernel_factor(first[..., k], second[..., k], kernel, self.gamma[k])
+        return values
+
+    def within(self, arguments):
+        """L among each group of samples: arguments (..., B[, n_outputs]) -> (..., B, B)."""
+        if self.matrix is not None:
+            return self.entries(arguments[..., :, None], arguments[..., None, :])
+        return self.entries(arguments[..., :, None, :], arguments[..., None, :, :])
+
+    @cached_property
+    def _identity(self):
+        return self.arguments(np.arange(self.n_samples)[None, :])[0]
+
     @cached_property
     def diagonal(self):
-        index = np.arange(self.n_samples)
-        return self(index, index)
+        return self.entries(self._identity, self._identity)
 
     @cached_property
     def row_means(self):
         """Row means of the whole matrix, O(n^2) evaluations in row blocks (O(n) memory each)."""
-        index = np.arange(self.n_samples)
+        everyone = self._identity
         return np.concatenate([
-            self(rows[:, None], index[None, :]).mean(axis=1)
-            for rows in np.array_split(index, max(1, self.n_samples // _ROWS))
+            self.entries(everyone[rows][:, None], everyone[None, :]).mean(axis=1)
+            for rows in np.array_split(np.arange(self.n_samples), max(1, self.n_samples // _ROWS))
         ])
 
-    def __call__(self, i, j):
-        if self.matrix is not None:
-            return self.matrix[i, j]
-        values = np.ones(np.broadcast_shapes(np.shape(i), np.shape(j)))
-        for k, kernel in enumerate(self.kernels):
-            values *= kernel_factor(self.Y[i, k], self.Y[j, k], kernel, self.gamma[k])
-        return values
 
-
-def hsic_weights(gram, estimator):
+def hsic_weights(gram, estimator, orders):
     """Pair weights of HSIC(K, L): biased tr(KHLH)/(n-1)^2 or unbiased (Song et al., 2012)."""
-    n = gram.row_means.size
-    m, grand = gram.row_means, gram.row_means.mean()
+    n = gram.n_samples
+    arguments = gram.arguments(orders)
     if estimator == "biased":
         # (HLH)_ab = L_ab - m_a - m_b + mean(L); the row means of a permuted L are permuted.
         scale = 2.0 / (n - 1) ** 2
+        centre = gram.row_means[orders] - gram.row_means.mean() / 2.0
+    else:
+        # [tr(K~L~) + 1'K~1 1'L~1 / ((n-1)(n-2)) - 2/(n-2) 1'K~L~1] / (n(n-3)) with K~, L~ the
+        # Gram matrices without their diagonals: linear in K~ with these weights.
+        row_sums = n * gram.row_means - gram.diagonal
+        scale = 2.0 / (n * (n - 3))
+        constant = row_sums.sum() / ((n - 1) * (n - 2))
+        centre = row_sums[orders] / (n - 2) - constant / 2.0
 
-        def weights(chunk, orders):
-            ia, ib = orders[:, chunk[0]], orders[:, chunk[1]]
-            return scale * (gram(ia, ib) - m[ia] - m[ib] + grand)
-
-        return weights
-    # Unbiased: [tr(K~L~) + 1'K~1 1'L~1 / ((n-1)(n-2)) - 2/(n-2) 1'K~L~1] / (n(n-3)), with
-    # K~, L~ the Gram matrices with zero diagonals; linear in K~ with the weights below.
-    row_sums = n * m - gram.diagonal
-    constant = row_sums.sum() / ((n - 1) * (n - 2))
-    scale = 2.0 / (n * (n - 3))
-
-    def weights(pairs, orders):
-        ia, ib = orders[:, pairs[0]], orders[:, pairs[1]]
-        return scale * (gram(ia, ib) + constant - (row_sums[ia] + row_sums[ib]) / (n - 2))
+    def weights(pairs):
+        a, b = pairs[0], pairs[1]
+        entries = gram.entries(arguments[:, a], arguments[:, b])
+        return scale * (entries - centre[:, a] - centre[:, b])
 
     return weights
 
@@ -92,24 +110,24 @@ def block_pairs(members):
     return members[:, upper[0]].ravel(), members[:, upper[1]].ravel(), members
 
 
-def block_hsic_weights(gram, n_blocks_total):
+def block_hsic_weights(gram, n_blocks_total, orders):
     """Pair weights of the block estimator: the mean over blocks of the biased block HSIC."""
+    arguments = gram.arguments(orders)
 
-    def weights(pairs, orders):
+    def weights(pairs):
         members = pairs[2]
         size = members.shape[1]
         upper = np.triu_indices(size, k=1)
-        labels = orders[:, members]  # (n_orders, n_blocks, B)
-        L = gram(labels[..., :, None], labels[..., None, :])
+        L = gram.within(arguments[:, members])  # (n_orders, n_blocks, B, B)
         m = L.mean(axis=-1)
         centred = L - m[..., :, None] - m[..., None, :] + m.mean(axis=-1)[..., None, None]
         scale = 2.0 / ((size - 1) ** 2 * n_blocks_total)
-        return scale * centred[..., upper[0], upper[1]].reshape(orders.shape[0], -1)
+        return scale * centred[..., upper[0], upper[1]].reshape(len(orders), -1)
 
     return weights
 
 
-def mmd_weights(codes, estimator):
+def mmd_weights(codes, estimator, orders):
     """Pair weights of MMD^2 between the groups named by integer ``codes``.
 
     Two groups P, Q: biased (V-statistic) ``MMD^2 = c' K c`` with c = 1/n_P on P and -1/n_Q on
@@ -120,11 +138,14 @@ def mmd_weights(codes, estimator):
     """
     counts = np.bincount(codes).astype(np.float64)
     n_groups = counts.size
-    within = (n_groups - 1) / (counts**2 if estimator == "biased" else counts * (counts - 1))
+    # table[g, h] = 2 W_ab for a in group g and b in group h.
+    table = -2.0 / np.outer(counts, counts)
+    within = counts**2 if estimator == "biased" else counts * (counts - 1)
+    np.fill_diagonal(table, 2.0 * (n_groups - 1) / within)
+    flat_table = table.ravel()
+    ordered = codes[orders]  # each sample's group in each order
 
-    def weights(pairs, orders):
-        ga, gb = codes[orders[:, pairs[0]]], codes[orders[:, pairs[1]]]
-        between = -1.0 / (counts[ga] * counts[gb])
-        return 2.0 * np.where(ga == gb, within[ga], between)
+    def weights(pairs):
+        return flat_table[ordered[:, pairs[0]] * n_groups + ordered[:, pairs[1]]]
 
     return weights

@@ -7,10 +7,9 @@ the pairs are streamed in blocks: for each block the per-pair contributions C (e
 computed once and applied to the observed weights and to the weights of every permutation,
 so memory stays bounded and a permutation costs one matrix-vector product per block.
 
-A statistic is described by a ``pair_weights(chunk, orders)`` callable: the weights 2 W_ab of
-the chunk's pairs when the samples' labels or targets are taken in each order (index arrays
-of shape (n_orders, n_samples); the identity is the observed statistic). It returns an array
-of shape (n_orders, n_pairs).
+A statistic is described by a ``pair_weights(block)`` callable (see _gram.py): the weights
+2 W_ab of the block's pairs with the samples' labels or targets taken in each of several
+orders (the observed one and permutations), an array of shape (n_orders, n_pairs).
 """
 
 import numpy as np
@@ -92,7 +91,7 @@ def _factors_in_place(Z, kernels, gamma):
     return Z
 
 
-def solve(blocks, factors, pair_weights, orders, *, n_jobs=None, progress=None):
+def solve(blocks, factors, pair_weights, *, n_jobs=None, progress=None):
     """Shapley values of the statistic for every order of the labels.
 
     Parameters
@@ -101,9 +100,8 @@ def solve(blocks, factors, pair_weights, orders, *, n_jobs=None, progress=None):
         Small descriptions of the blocks of pairs (row ranges, block members); the pairs
         are built inside each task, so only running blocks use memory.
     factors : callable block -> Z of shape (n_pairs, n_features)
-    pair_weights : callable (block, orders) -> weights of shape (n_orders, n_pairs)
-    orders : ndarray of shape (n_orders, n_samples)
-        Row 0 is usually the identity (the observed statistic).
+    pair_weights : callable block -> weights of shape (n_orders, n_pairs)
+        One row per order of the labels; row 0 is usually the observed order.
     progress : callable (done, total) or None
         Called after each block.
 
@@ -113,7 +111,7 @@ def solve(blocks, factors, pair_weights, orders, *, n_jobs=None, progress=None):
     """
 
     def task(block):
-        return pair_weights(block, orders) @ _contributions(factors(block), "auto")
+        return pair_weights(block) @ _contributions(factors(block), "auto")
 
     n_jobs = n_jobs if len(blocks) > 1 else 1
     results = Parallel(n_jobs=n_jobs, prefer="threads", return_as="generator")(

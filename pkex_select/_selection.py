@@ -42,8 +42,8 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
     _estimators = ()
     _statistic_name = ""
 
-    def _make_weights(self, y, estimator, n_samples):
-        """Return ``(pair_weights, n_blocks_total)``; implemented by the subclasses."""
+    def _make_weights(self, y, estimator, orders, n_blocks_total):
+        """The pair weights (see _gram.py) of the statistic; implemented by the subclasses."""
         raise NotImplementedError
 
     def _validate_target(self, y):
@@ -76,7 +76,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
 
         if self.estimator == "block":
             members = block_members(n_samples, self.block_size, self.n_repetitions, rng)
-            pair_weights = self._make_weights(y, "block", members.shape[0])
+            pair_weights = self._make_weights(y, "block", orders, members.shape[0])
             per_block = max(1, _pairgame._BLOCK_BYTES // (
                 8 * self.block_size**2 * max(n_features, orders.shape[0])))
             blocks = [members[s : s + per_block] for s in range(0, len(members), per_block)]
@@ -85,10 +85,10 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
                 a, b, _ = block_pairs(block)
                 return _pairgame.pair_factors(Xs, kernels, self.gammas_, a, b)
 
-            def block_weights(block, orders):
-                return pair_weights(block_pairs(block), orders)
+            def block_weights(block):
+                return pair_weights(block_pairs(block))
         else:
-            pair_weights = self._make_weights(y, self.estimator, None)
+            pair_weights = self._make_weights(y, self.estimator, orders, None)
             blocks = _pairgame.row_blocks(n_samples, n_features, orders.shape[0],
                                           n_jobs=self.n_jobs)
             row_pairs = _pairgame.row_block_pairs(n_samples)
@@ -96,11 +96,11 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             def factors(block):
                 return _pairgame.row_block_factors(Xs, kernels, self.gammas_, block)
 
-            def block_weights(block, orders):
-                return pair_weights(row_pairs(block), orders)
+            def block_weights(block):
+                return pair_weights(row_pairs(block))
 
-        values = _pairgame.solve(blocks, factors, block_weights, orders,
-                                 n_jobs=self.n_jobs, progress=self._progress)
+        values = _pairgame.solve(blocks, factors, block_weights, n_jobs=self.n_jobs,
+                                 progress=self._progress)
         self.shapley_values_ = values[0]
         setattr(self, self._statistic_name, float(values[0].sum()))
         if self.n_permutations:

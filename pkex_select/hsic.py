@@ -99,20 +99,18 @@ def hsic_shapley_values(K, L, *, estimator="biased", block_size=20, n_repetition
         members = block_members(K.shape[1], block_size, n_repetitions,
                                 check_random_state(random_state))
         blocks, expand = [members], block_pairs
-        weights = block_hsic_weights(gram, members.shape[0])
+        weights = block_hsic_weights(gram, members.shape[0], orders)
     else:
         blocks = _pairgame.row_blocks(K.shape[1], K.shape[0], 1, n_jobs=n_jobs)
         expand = _pairgame.row_block_pairs(K.shape[1])
-        weights = hsic_weights(gram, estimator)
+        weights = hsic_weights(gram, estimator, orders)
 
     def factors(block):
         a, b = expand(block)[:2]
         return K[:, a, b].T
 
-    def block_weights(block, orders):
-        return weights(expand(block), orders)
-
-    return _pairgame.solve(blocks, factors, block_weights, orders, n_jobs=n_jobs)[0]
+    return _pairgame.solve(blocks, factors, lambda block: weights(expand(block)),
+                           n_jobs=n_jobs)[0]
 
 
 class HSICShapleySelector(ShapleySelectorBase):
@@ -267,10 +265,10 @@ class HSICShapleySelector(ShapleySelectorBase):
         self.target_bandwidth_ = bandwidths(Y, self.target_bandwidth)
         return Y
 
-    def _make_weights(self, Y, estimator, n_blocks_total):
+    def _make_weights(self, Y, estimator, orders, n_blocks_total):
         kernels = [self.target_kernel_] * Y.shape[1]
         gamma = gamma_from_bandwidth(self.target_kernel_, self.target_bandwidth_)
         gram = TargetGram(Y=Y, kernels=kernels, gamma=np.atleast_1d(gamma))
         if estimator == "block":
-            return block_hsic_weights(gram, n_blocks_total)
-        return hsic_weights(gram, estimator)
+            return block_hsic_weights(gram, n_blocks_total, orders)
+        return hsic_weights(gram, estimator, orders)

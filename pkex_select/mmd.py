@@ -85,16 +85,15 @@ def mmd_shapley_values(K, y, *, estimator="biased", n_jobs=None):
     if len(y) != n:
         raise ValueError(f"y has {len(y)} labels for {n} samples.")
     _, codes = _group_codes(y, estimator)
-    weights = mmd_weights(codes, estimator)
+    weights = mmd_weights(codes, estimator, np.arange(n)[None, :])
     pairs = _pairgame.row_block_pairs(n)
 
     def factors(block):
         a, b = pairs(block)
         return K[:, a, b].T
 
-    orders = np.arange(n)[None, :]
     blocks = _pairgame.row_blocks(n, K.shape[0], 1, n_jobs=n_jobs)
-    return _pairgame.solve(blocks, factors, lambda block, o: weights(pairs(block), o), orders,
+    return _pairgame.solve(blocks, factors, lambda block: weights(pairs(block)),
                            n_jobs=n_jobs)[0]
 
 
@@ -205,8 +204,8 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         self.classes_, codes = _group_codes(y, self.estimator)
         return codes
 
-    def _make_weights(self, codes, estimator, n_blocks_total):
-        return mmd_weights(codes, estimator)
+    def _make_weights(self, codes, estimator, orders, n_blocks_total):
+        return mmd_weights(codes, estimator, orders)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
