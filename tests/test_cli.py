@@ -79,7 +79,7 @@ def test_helpful_errors(args, message, csv_file, tmp_path):
     assert message in result.stderr and "Traceback" not in result.stderr
 
 
-@pytest.mark.parametrize("script", ["explain_svm.py", "pipeline_svc.py"])
+@pytest.mark.parametrize("script", ["explain_svm.py", "pipeline_svc.py", "mmd_drift.py"])
 def test_examples_run(script, tmp_path):
     result = run(str(ROOT / "examples" / script), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
