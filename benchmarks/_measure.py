@@ -5,6 +5,7 @@ measured in a fresh worker process per measurement so that every allocator (NumP
 BLAS's) is counted and nothing is left over from an earlier run. Linux only.
 """
 
+import csv
 import json
 import subprocess
 import sys
@@ -49,6 +50,18 @@ def progress(iterable, **kwargs):
     except ImportError:
         return iterable
     return tqdm(iterable, **kwargs)
+
+
+def write_results(out, name, rows, title, note, table):
+    """Write ``rows`` to ``out/name.csv`` and ``title``, ``note`` and ``table`` to
+    ``out/name.md``; print the table."""
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / f"{name}.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    (out / f"{name}.md").write_text(f"# {title}\n\n{note}\n\n{table}")
+    print(table)
 
 
 def markdown_table(header, rows):

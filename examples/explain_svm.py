@@ -32,7 +32,8 @@ def main(argv=None):
     start = time.perf_counter()
     explanation = ProductKernelExplainer(model).explain(X_test.iloc[:100])
     seconds = time.perf_counter() - start
-    gap = explanation.values.sum(axis=1) + explanation.base_values - model.predict(X_test.iloc[:100])
+    output = explanation.values.sum(axis=1) + explanation.base_values
+    gap = output - model.predict(X_test.iloc[:100])
     print(f"Explained 100 rows x {X.shape[1]} features against "
           f"{model[-1].support_vectors_.shape[0]} support vectors in {seconds:.3f} s; "
           f"largest efficiency gap {np.abs(gap).max():.1e}.")

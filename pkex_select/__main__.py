@@ -81,7 +81,8 @@ def _load_csv(path, target, task):
         try:
             y = y.astype(float)
         except ValueError:
-            raise UsageError(f"--task regression needs a numeric target; {target!r} is not") from None
+            message = f"--task regression needs a numeric target; {target!r} is not"
+            raise UsageError(message) from None
     else:
         y = y.astype(str)
     categorical = [c for c in X.columns if not is_numeric_dtype(X[c])]

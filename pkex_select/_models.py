@@ -100,7 +100,8 @@ def _read_svm(model):
     term = KernelTerm("rbf", np.full(points.shape[1], float(model._gamma)))
     dual = model.dual_coef_
     if not is_classifier(model) or len(model.classes_) == 2:
-        name = "decision_function" if is_classifier(model) or isinstance(model, OneClassSVM) else "predict"
+        regressor = not (is_classifier(model) or isinstance(model, OneClassSVM))
+        name = "predict" if regressor else "decision_function"
         return KernelExpansion(points, dual.T.copy(), [term], model.intercept_.copy(), [name])
     # One-vs-one: the classifier of classes (a, b) uses the support vectors of a with the
     # coefficients in row b - 1 and those of b with the coefficients in row a.
@@ -115,6 +116,10 @@ def _read_svm(model):
     return KernelExpansion(points, weights, [term], model.intercept_.copy(), names)
 
 
+def _output_names(n_outputs):
+    return ["predict"] if n_outputs == 1 else [f"target {k}" for k in range(n_outputs)]
+
+
 def _read_kernel_ridge(model):
     check_is_fitted(model, "dual_coef_")
     if model.kernel not in ("rbf", "laplacian"):
@@ -126,7 +131,7 @@ def _read_kernel_ridge(model):
         gamma = 1.0 / points.shape[1]
     weights = np.asarray(model.dual_coef_, dtype=np.float64)
     weights = weights.reshape(points.shape[0], -1)
-    names = ["predict"] if weights.shape[1] == 1 else [f"target {k}" for k in range(weights.shape[1])]
+    names = _output_names(weights.shape[1])
     term = KernelTerm(model.kernel, np.full(points.shape[1], float(gamma)))
     return KernelExpansion(points, weights, [term], np.zeros(weights.shape[1]), names)
 
@@ -177,8 +182,9 @@ def _read_gpr(model):
     # predict = std * K(x, X) alpha + mean (mean 0 and std 1 without normalize_y).
     std = np.broadcast_to(np.asarray(model._y_train_std, dtype=np.float64), (weights.shape[1],))
     mean = np.broadcast_to(np.asarray(model._y_train_mean, dtype=np.float64), (weights.shape[1],))
-    names = ["predict"] if weights.shape[1] == 1 else [f"target {k}" for k in range(weights.shape[1])]
-    expansion = _expansion_from_terms(points, weights * std, terms, np.zeros(weights.shape[1]), names)
+    names = _output_names(weights.shape[1])
+    offset = np.zeros(weights.shape[1])
+    expansion = _expansion_from_terms(points, weights * std, terms, offset, names)
     expansion.offset = expansion.offset + mean
     return expansion
 

@@ -125,6 +125,24 @@ def solve(blocks, factors, pair_weights, *, n_jobs=None, progress=None):
     return total
 
 
+def solve_gram_matrices(K, pair_weights, *, blocks=None, expand=None, n_jobs=None):
+    """Shapley values of a statistic of the per-feature Gram matrices ``K`` (d, n, n).
+
+    By default the game runs over all pairs a < b in row blocks; ``blocks`` and ``expand``
+    (block -> pairs ``(a, b, ...)``) give other pair sets, such as the block estimator's.
+    """
+    n_features, n_samples = K.shape[0], K.shape[1]
+    if blocks is None:
+        blocks = row_blocks(n_samples, n_features, 1, n_jobs=n_jobs)
+        expand = row_block_pairs(n_samples)
+
+    def factors(block):
+        a, b = expand(block)[:2]
+        return K[:, a, b].T
+
+    return solve(blocks, factors, lambda block: pair_weights(expand(block)), n_jobs=n_jobs)[0]
+
+
 def permutation_orders(n_samples, n_permutations, random_state):
     """The identity followed by ``n_permutations`` random permutations of the samples."""
     orders = np.empty((n_permutations + 1, n_samples), dtype=np.intp)

@@ -105,7 +105,8 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         setattr(self, self._statistic_name, float(values[0].sum()))
         if self.n_permutations:
             self.pvalues_ = _pairgame.permutation_pvalues(values)
-            self.pvalue_ = float(_pairgame.permutation_pvalues(values.sum(axis=1, keepdims=True))[0])
+            statistics = values.sum(axis=1, keepdims=True)  # efficiency: the statistic itself
+            self.pvalue_ = float(_pairgame.permutation_pvalues(statistics)[0])
         self.scores_ = self.shapley_values_
         order = np.argsort(-self.shapley_values_, kind="stable")
         self.ranking_ = np.empty(n_features, dtype=np.intp)

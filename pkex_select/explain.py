@@ -129,7 +129,8 @@ class ProductKernelExplainer:
         self.n_features_in_ = self._expansion.points.shape[1]
         if feature_names is None:
             names = getattr(model, "feature_names_in_", None)
-            feature_names = names if names is not None else [f"x{j}" for j in range(self.n_features_in_)]
+            default = [f"x{j}" for j in range(self.n_features_in_)]
+            feature_names = names if names is not None else default
         feature_names = [str(name) for name in feature_names]
         if len(feature_names) != self.n_features_in_:
             raise ValueError(
@@ -170,7 +171,9 @@ class ProductKernelExplainer:
         for start in range(0, inputs.shape[0], rows):
             block = inputs[start : start + rows]
             Z = [factor_tensor(block, e.points, term.kernel, term.gamma) for term in e.terms]
-            Z = np.concatenate(Z, axis=1) if Z else np.ones((block.shape[0], 0, self.n_features_in_))
+            if not Z:  # a model whose kernel is a constant: no pairs
+                Z = [np.ones((block.shape[0], 0, self.n_features_in_))]
+            Z = np.concatenate(Z, axis=1)
             yield slice(start, start + block.shape[0]), Z
 
     def _shape_outputs(self, array):

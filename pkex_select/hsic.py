@@ -98,19 +98,11 @@ def hsic_shapley_values(K, L, *, estimator="biased", block_size=20, n_repetition
     if estimator == "block":
         members = block_members(K.shape[1], block_size, n_repetitions,
                                 check_random_state(random_state))
-        blocks, expand = [members], block_pairs
         weights = block_hsic_weights(gram, members.shape[0], orders)
-    else:
-        blocks = _pairgame.row_blocks(K.shape[1], K.shape[0], 1, n_jobs=n_jobs)
-        expand = _pairgame.row_block_pairs(K.shape[1])
-        weights = hsic_weights(gram, estimator, orders)
-
-    def factors(block):
-        a, b = expand(block)[:2]
-        return K[:, a, b].T
-
-    return _pairgame.solve(blocks, factors, lambda block: weights(expand(block)),
-                           n_jobs=n_jobs)[0]
+        return _pairgame.solve_gram_matrices(K, weights, blocks=[members], expand=block_pairs,
+                                             n_jobs=n_jobs)
+    return _pairgame.solve_gram_matrices(K, hsic_weights(gram, estimator, orders),
+                                         n_jobs=n_jobs)
 
 
 class HSICShapleySelector(ShapleySelectorBase):

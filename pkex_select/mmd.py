@@ -86,15 +86,7 @@ def mmd_shapley_values(K, y, *, estimator="biased", n_jobs=None):
         raise ValueError(f"y has {len(y)} labels for {n} samples.")
     _, codes = _group_codes(y, estimator)
     weights = mmd_weights(codes, estimator, np.arange(n)[None, :])
-    pairs = _pairgame.row_block_pairs(n)
-
-    def factors(block):
-        a, b = pairs(block)
-        return K[:, a, b].T
-
-    blocks = _pairgame.row_blocks(n, K.shape[0], 1, n_jobs=n_jobs)
-    return _pairgame.solve(blocks, factors, lambda block: weights(pairs(block)),
-                           n_jobs=n_jobs)[0]
+    return _pairgame.solve_gram_matrices(K, weights, n_jobs=n_jobs)
 
 
 class MMDShapleyAttributor(ShapleySelectorBase):

@@ -17,14 +17,13 @@ The efficiency error is |sum_j phi_j - (v(all) - v(empty))| / sum_p |w_p|. Resul
 """
 
 import argparse
-import csv
 import json
 import sys
 from pathlib import Path
 
 import numpy as np
 
-from benchmarks._measure import markdown_table, measure, progress, run_worker
+from benchmarks._measure import markdown_table, measure, progress, run_worker, write_results
 
 DIMS = (10, 16, 50, 100, 500, 1000, 2000, 5000)
 RESULTS = Path(__file__).parent / "results"
@@ -126,19 +125,12 @@ def main(argv=None):
     rows = []
     for method, d, n_pairs in progress(jobs, desc="engine benchmark", file=sys.stderr):
         rows.append(run_worker("benchmarks.engine", method, d, n_pairs, args.seed))
-    args.out.mkdir(parents=True, exist_ok=True)
-    with open(args.out / "engine.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    table = summary(rows)
-    (args.out / "engine.md").write_text(
-        f"# Engine benchmark\n\n`python -m benchmarks.engine` ({args.pairs} pairs, seed "
-        f"{args.seed}); times are the best of up to 5 runs, peak MiB the growth of the "
-        "resident set during one call.\n\n" + table
+    write_results(
+        args.out, "engine", rows, "Engine benchmark",
+        f"`python -m benchmarks.engine` ({args.pairs} pairs, seed {args.seed}); times are the "
+        "best of up to 5 runs, peak MiB the growth of the resident set during one call.",
+        summary(rows),
     )
-    print(table)
-
 
 if __name__ == "__main__":
     main()

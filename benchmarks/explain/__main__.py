@@ -18,7 +18,6 @@ error relative to sum |phi|). Writes ``results/explain.csv`` and ``results/expla
 """
 
 import argparse
-import csv
 import sys
 import time
 import warnings
@@ -27,7 +26,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.svm import SVR
 
-from benchmarks._measure import markdown_table, progress
+from benchmarks._measure import markdown_table, progress, write_results
 from benchmarks.references import recursion_shapley
 from pkex_select import ProductKernelExplainer
 from pkex_select.kernels import factor_tensor
@@ -162,19 +161,13 @@ def main(argv=None):
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     rows = run(args.dims, args.budget, args.seed)
-    args.out.mkdir(parents=True, exist_ok=True)
-    with open(args.out / "explain.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    table = summary(rows)
-    (args.out / "explain.md").write_text(
-        "# Explainer benchmark\n\n`python -m benchmarks.explain` (RBF SVR, 500 training "
-        f"points, seed {args.seed}, budget {args.budget:.0f} s per slow method). "
-        "Times for 100 points marked 'from k' are k measured points scaled to 100.\n\n" + table
+    write_results(
+        args.out, "explain", rows, "Explainer benchmark",
+        f"`python -m benchmarks.explain` (RBF SVR, 500 training points, seed {args.seed}, "
+        f"budget {args.budget:.0f} s per slow method). Times for 100 points marked 'from k' "
+        "are k measured points scaled to 100.",
+        summary(rows),
     )
-    print(table)
-
 
 if __name__ == "__main__":
     main()

@@ -17,7 +17,6 @@ Writes ``results/hsic.csv`` and ``results/hsic.md``.
 
 import argparse
 import contextlib
-import csv
 import io
 import json
 import sys
@@ -26,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks._measure import markdown_table, measure, progress, run_worker
+from benchmarks._measure import markdown_table, measure, progress, run_worker, write_results
 
 SIZES = (500, 2000, 5875)
 METHODS = ("pkex-exact", "pkex-exact-2jobs", "pkex-block", "hsiclasso")
@@ -102,18 +101,12 @@ def main(argv=None):
     jobs = [(n, m) for n in args.sizes for m in METHODS]
     rows = [run_worker("benchmarks.hsic", m, n, args.features, args.seed)
             for n, m in progress(jobs, desc="hsic benchmark", file=sys.stderr)]
-    args.out.mkdir(parents=True, exist_ok=True)
-    with open(args.out / "hsic.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    table = summary(rows)
-    (args.out / "hsic.md").write_text(
-        f"# HSIC selection benchmark\n\n`python -m benchmarks.hsic` (d = {args.features}, seed "
-        f"{args.seed}); best of up to 3 fits, each method in a fresh process.\n\n" + table
+    write_results(
+        args.out, "hsic", rows, "HSIC selection benchmark",
+        f"`python -m benchmarks.hsic` (d = {args.features}, seed {args.seed}); best of up to "
+        "3 fits, each method in a fresh process.",
+        summary(rows),
     )
-    print(table)
-
 
 if __name__ == "__main__":
     main()

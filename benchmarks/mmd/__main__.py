@@ -13,7 +13,6 @@ Writes ``results/mmd.csv`` and ``results/mmd.md``.
 """
 
 import argparse
-import csv
 import sys
 import time
 from pathlib import Path
@@ -21,7 +20,7 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import binomtest
 
-from benchmarks._measure import markdown_table, progress
+from benchmarks._measure import markdown_table, progress, write_results
 from pkex_select import MMDShapleyAttributor, attribute_shift
 
 RESULTS = Path(__file__).parent / "results"
@@ -80,23 +79,18 @@ def main(argv=None):
     rows = permutation_cost(args.permutations, args.seed)
     rows += rejection_rates(0.0, args.repetitions, args.seed)
     rows += rejection_rates(0.5, args.repetitions, args.seed + 1)
-    args.out.mkdir(parents=True, exist_ok=True)
-    with open(args.out / "mmd.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
     table = markdown_table(
         ["experiment", "setting", "value", "95% interval"],
         [[r["experiment"], r["setting"], f"{r['value']:.4g}",
           f"[{r['low']:.3f}, {r['high']:.3f}]" if r["low"] != "" else ""] for r in rows],
     )
-    (args.out / "mmd.md").write_text(
-        "# MMD attribution benchmark\n\n`python -m benchmarks.mmd` (seed "
-        f"{args.seed}, {args.repetitions} repetitions). Cost rows are seconds; the other rows "
-        f"are rejection rates at alpha = {ALPHA} with Clopper-Pearson intervals.\n\n" + table
+    write_results(
+        args.out, "mmd", rows, "MMD attribution benchmark",
+        f"`python -m benchmarks.mmd` (seed {args.seed}, {args.repetitions} repetitions). Cost "
+        "rows are seconds; the other rows are rejection rates at alpha = "
+        f"{ALPHA} with Clopper-Pearson intervals.",
+        table,
     )
-    print(table)
-
 
 if __name__ == "__main__":
     main()
