@@ -21,15 +21,25 @@ def shapley_weights(n_features):
     )
 
 
-def coalition_values(Z, weights):
-    """v(S) = sum_p w_p prod_{j in S} z_pj for every mask S (bit j = feature j)."""
+def coalition_values(Z, weights, max_bytes=256 * 2**20):
+    """v(S) = sum_p w_p prod_{j in S} z_pj for every mask S (bit j = feature j).
+
+    Pairs are taken in chunks so that the (2^d, chunk) table of products stays within
+    ``max_bytes``.
+    """
     Z = np.asarray(Z, dtype=np.float64)
+    weights = np.asarray(weights, dtype=np.float64)
     n_pairs, n_features = Z.shape
-    products = np.ones((1, n_pairs))
-    for j in range(n_features):
-        # Masks with bit j set follow those without it: products[mask | 1 << j] = ... * z_j.
-        products = np.concatenate([products, products * Z[:, j]])
-    return products @ np.asarray(weights, dtype=np.float64)
+    chunk = max(1, max_bytes // (16 * 2**n_features))
+    values = np.zeros(2**n_features)
+    for start in range(0, n_pairs, chunk):
+        block = Z[start : start + chunk]
+        products = np.ones((1, block.shape[0]))
+        for j in range(n_features):
+            # Masks with bit j set follow those without it: products[mask | 1 << j] = ... * z_j.
+            products = np.concatenate([products, products * block[:, j]])
+        values += products @ weights[start : start + chunk]
+    return values
 
 
 def shapley_from_coalition_values(values, n_features):
@@ -91,3 +101,38 @@ def _recursion_omega(Z, mu):
     for j in range(d):
         omega[:, j] = np.sum(prefix[j] * suffix[j + 1][: j + 1], axis=0)
     return omega
+
+
+def interpolation_shapley(Z, weights, nodes="fft", max_bytes=64 * 2**20):
+    """Shapley values by interpolating the generating polynomial, as published.
+
+    ``P_j(y) = prod_{i != j} (1 + z_i y) = sum_q e_q(z_-j) y^q`` is evaluated at d nodes and
+    ``sum_q mu(q) e_q`` is read off as a fixed linear combination of those values: at the
+    d-th roots of unity (``"fft"``; the combination is the FFT of mu) or at Chebyshev points
+    of the second kind (``"chebyshev"``; the combination solves a Vandermonde system). Both
+    are exact in exact arithmetic and lose digits fast in floating point: the polynomial's
+    values span many orders of magnitude and the Vandermonde system is ill-conditioned.
+    """
+    Z = np.asarray(Z, dtype=np.float64)
+    n_pairs, d = Z.shape
+    mu = shapley_weights(d)
+    if nodes == "fft":
+        points = np.exp(2j * np.pi * np.arange(d) / d)
+        combination = np.fft.fft(mu) / d
+    elif nodes == "chebyshev":
+        points = np.cos(np.pi * np.arange(d) / max(d - 1, 1)) if d > 1 else np.zeros(1)
+        vandermonde = points[:, None] ** np.arange(d)[None, :]
+        combination = np.linalg.solve(vandermonde.T, mu)
+    else:
+        raise ValueError(f"nodes must be 'fft' or 'chebyshev', got {nodes!r}")
+    omega = np.empty((n_pairs, d))
+    rows = max(1, max_bytes // (16 * d * d * 3))
+    with np.errstate(all="ignore"):
+        for start in range(0, n_pairs, rows):
+            block = Z[start : start + rows]
+            factors = 1.0 + block[:, None, :] * points[None, :, None]  # (pairs, nodes, d)
+            loo = np.ones_like(factors)
+            np.cumprod(factors[:, :, :-1], axis=2, out=loo[:, :, 1:])
+            loo[:, :, :-1] *= np.cumprod(factors[:, :, :0:-1], axis=2)[:, :, ::-1]
+            omega[start : start + rows] = np.real(np.einsum("l,pld->pd", combination, loo))
+    return np.asarray(weights, dtype=np.float64) @ ((Z - 1.0) * omega)
