@@ -38,8 +38,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         "n_jobs": [Integral, None],
         "verbose": ["verbose"],
     }
-    # Set by subclasses: the estimators they accept and the name of the statistic attribute.
-    _estimators = ()
+    # Set by subclasses: the name of the fitted statistic ("hsic_", "mmd_").
     _statistic_name = ""
 
     def _make_weights(self, y, estimator, orders, n_blocks_total):
