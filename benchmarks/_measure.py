@@ -64,6 +64,14 @@ def write_results(out, name, rows, title, note, table):
     print(table)
 
 
+def save_figure(draw, *args):
+    """Call the figure writer ``draw(*args)``; without matplotlib, say so and go on."""
+    try:
+        draw(*args)
+    except ImportError:
+        print("matplotlib is not installed: no figure", file=sys.stderr)
+
+
 def markdown_table(header, rows):
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]

@@ -34,7 +34,7 @@ from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, WhiteKernel
 from sklearn.svm import SVR
 
-from benchmarks._measure import markdown_table, progress
+from benchmarks._measure import markdown_table, progress, save_figure
 from pkex_select import ProductKernelExplainer
 
 RESULTS = Path(__file__).parent / "results"
@@ -221,10 +221,7 @@ def main(argv=None):
     ])
     (args.out / "approximation.md").write_text(text)
     print(text)
-    try:
-        figure(errors, args.out / "figure.png")
-    except ImportError:
-        print("matplotlib is not installed: no figure", file=sys.stderr)
+    save_figure(figure, errors, args.out / "figure.png")
 
 
 if __name__ == "__main__":

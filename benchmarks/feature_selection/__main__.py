@@ -41,7 +41,7 @@ from sklearn.metrics import (
 )
 from sklearn.model_selection import KFold, StratifiedKFold, train_test_split
 
-from benchmarks._measure import markdown_table, progress
+from benchmarks._measure import markdown_table, progress, save_figure
 from benchmarks.feature_selection import datasets
 from benchmarks.feature_selection.methods import (
     METHODS,
@@ -306,10 +306,7 @@ def main(argv=None):
     records = collect(args)
     rows = write_tables(records, args)
     (args.out / "results.md").write_text(markdown(rows, args))
-    try:
-        figure(rows, args, args.out / "figure.png")
-    except ImportError:
-        print("matplotlib is not installed: no figure", file=sys.stderr)
+    save_figure(figure, rows, args, args.out / "figure.png")
     print((args.out / "results.md").read_text())
     print(f"wall time {time.perf_counter() - start:.0f} s", file=sys.stderr)
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.kernel_ridge import KernelRidge
 
-from benchmarks._measure import markdown_table, progress, write_results
+from benchmarks._measure import markdown_table, progress, save_figure, write_results
 from benchmarks.references import enumeration_shapley, interpolation_shapley, recursion_shapley
 from pkex_select import shapley_values
 from pkex_select.kernels import factor_tensor
@@ -144,10 +144,7 @@ def main(argv=None):
     write_results(args.out, "results", rows, "Stability benchmark",
                   f"`python -m benchmarks.stability` (seed {args.seed}); n = 500 training "
                   "points; time per point on one thread.", table)
-    try:
-        figure(rows, args.out / "figure.png")
-    except ImportError:
-        print("matplotlib is not installed: no figure", file=sys.stderr)
+    save_figure(figure, rows, args.out / "figure.png")
 
 
 if __name__ == "__main__":
