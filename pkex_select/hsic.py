@@ -8,36 +8,20 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
 
 from . import _pairgame
-from ._gram import TargetGram, block_hsic_weights, block_members, block_pairs, hsic_weights
+from ._gram import (
+    TargetGram,
+    block_hsic_weights,
+    block_members,
+    block_pairs,
+    check_gram_matrices,
+    hsic_weights,
+)
 from ._selection import ShapleySelectorBase
 from .kernels import BANDWIDTH_RULES, bandwidths, gamma_from_bandwidth
 
 __all__ = ["HSICShapleySelector", "hsic_shapley_values"]
 
 ESTIMATORS = ("biased", "unbiased", "block")
-
-
-def _check_grams(K, L):
-    K = np.asarray(K, dtype=np.float64)
-    L = np.asarray(L, dtype=np.float64)
-    if K.ndim != 3 or K.shape[1] != K.shape[2]:
-        raise ValueError(f"K must have shape (n_features, n, n); got {K.shape}.")
-    n = K.shape[1]
-    if L.shape != (n, n):
-        raise ValueError(f"L must have shape ({n}, {n}) to match K; got {L.shape}.")
-    if n < 2:
-        raise ValueError(f"HSIC needs at least 2 samples, got {n}.")
-    if not (np.all(np.isfinite(K)) and np.all(np.isfinite(L))):
-        raise ValueError("K and L must be finite (no NaN or infinity).")
-    if not (np.allclose(K, np.swapaxes(K, 1, 2)) and np.allclose(L, L.T)):
-        raise ValueError("Gram matrices must be symmetric.")
-    if not np.allclose(np.diagonal(K, axis1=1, axis2=2), 1.0):
-        raise ValueError(
-            "Each per-feature Gram matrix K[j] must have a unit diagonal (k_j(x, x) = 1), as "
-            "the kernel factors of pkex_select.kernels do; normalise K[j] by "
-            "sqrt(diag(K[j]) diag(K[j])^T) first."
-        )
-    return K, L
 
 
 def hsic_shapley_values(K, L, *, estimator="biased", block_size=20, n_repetitions=3,
@@ -92,7 +76,7 @@ def hsic_shapley_values(K, L, *, estimator="biased", block_size=20, n_repetition
     """
     if estimator not in ESTIMATORS:
         raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}.")
-    K, L = _check_grams(K, L)
+    K, L = check_gram_matrices(K, L)
     gram = TargetGram(L)
     orders = np.arange(K.shape[1])[None, :]
     if estimator == "block":

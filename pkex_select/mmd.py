@@ -5,7 +5,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import type_of_target
 
 from . import _pairgame
-from ._gram import mmd_weights
+from ._gram import check_gram_matrices, mmd_weights
 from ._selection import ShapleySelectorBase
 
 __all__ = ["MMDShapleyAttributor", "attribute_shift", "mmd_shapley_values"]
@@ -75,13 +75,11 @@ def mmd_shapley_values(K, y, *, estimator="biased", n_jobs=None):
     >>> int(np.argmax(values))
     1
     """
-    from .hsic import _check_grams  # same checks for the Gram matrices
-
     if estimator not in ESTIMATORS:
         raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}.")
     K = np.asarray(K, dtype=np.float64)
     n = K.shape[1] if K.ndim == 3 else 0
-    K, _ = _check_grams(K, np.zeros((n, n)))
+    K, _ = check_gram_matrices(K, np.zeros((n, n)))
     if len(y) != n:
         raise ValueError(f"y has {len(y)} labels for {n} samples.")
     _, codes = _group_codes(y, estimator)
