@@ -10,6 +10,7 @@ import sys
 from numbers import Integral, Real
 
 import numpy as np
+from pandas.api.types import is_numeric_dtype
 from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils import check_random_state
@@ -177,8 +178,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         )
 
     def _check_numeric_columns(self, X):
-        dtypes = getattr(X, "dtypes", None)
-        if dtypes is None:
+        if not hasattr(X, "columns"):  # arrays: try the conversion validate_data will do
             dtype = getattr(X, "dtype", None)
             if dtype is not None and dtype.kind in "OUS":
                 try:
@@ -186,7 +186,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
                 except ValueError:  # strings; other objects raise NumPy's TypeError
                     raise ValueError(self._non_numeric_message(["some columns"])) from None
             return
-        bad = [str(c) for c, t in zip(X.columns, dtypes) if not _is_numeric_dtype(t)]
+        bad = [str(c) for c in X.columns if not is_numeric_dtype(X[c])]
         if bad:
             raise ValueError(self._non_numeric_message(bad))
 
@@ -240,10 +240,3 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         tags.input_tags.sparse = False
         tags.input_tags.allow_nan = False
         return tags
-
-
-def _is_numeric_dtype(dtype):
-    try:
-        return np.dtype(dtype).kind in "biuf"
-    except TypeError:  # pandas extension dtypes
-        return getattr(dtype, "kind", "O") in "biuf"
