@@ -96,13 +96,41 @@ def _loo_integrals_numpy(Z, nodes, complements, node_weights):
     return integrals
 
 
+def _cache_outside_the_package(dispatcher):
+    """Cache compiled code in the user's cache directory, never next to the source.
+
+    numba's default ``cache=True`` writes into ``pkex_select/__pycache__``. Those files are
+    not in the wheel's record, so ``pip uninstall`` leaves the folder behind, and the empty
+    namespace package it leaves shadows a later editable install. Only the locators that
+    honour ``NUMBA_CACHE_DIR`` or use the user-wide cache are kept; where neither directory
+    is writable the kernel is compiled on each run instead.
+    """
+    try:
+        from numba.core import caching
+    except ImportError:  # pragma: no cover - numba moved its private caching module
+        return dispatcher
+
+    class OutOfTreeImpl(caching.CompileResultCacheImpl):
+        _locator_classes = [caching.UserProvidedCacheLocator, caching.UserWideCacheLocator]
+
+    class OutOfTreeCache(caching.FunctionCache):
+        _impl_class = OutOfTreeImpl
+
+    try:
+        dispatcher._cache = OutOfTreeCache(dispatcher.py_func)
+    except RuntimeError:  # no writable cache directory: compile on each run
+        pass
+    return dispatcher
+
+
 def _make_numba_kernel():
     try:
         import numba
     except ImportError:  # pragma: no cover - numba is a core dependency
         return None
 
-    @numba.njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})
+    @_cache_outside_the_package
+    @numba.njit(nogil=True, fastmath={"reassoc", "contract"})
     def loo_integrals(Z, nodes, complements, node_weights, pair_block):  # pragma: no cover
         n_rows, n_features = Z.shape
         integrals = np.empty((n_rows, n_features))

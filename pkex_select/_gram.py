@@ -17,27 +17,37 @@ from .kernels import kernel_factor
 _ROWS = 256
 
 
-def check_gram_matrices(K, L):
-    """Validate per-feature Gram matrices K (d, n, n) and a target Gram matrix L (n, n)."""
+def check_feature_grams(K, statistic):
+    """Validate per-feature Gram matrices K (d, n, n): symmetric, finite, unit diagonal."""
     K = np.asarray(K, dtype=np.float64)
-    L = np.asarray(L, dtype=np.float64)
     if K.ndim != 3 or K.shape[1] != K.shape[2]:
         raise ValueError(f"K must have shape (n_features, n, n); got {K.shape}.")
-    n = K.shape[1]
-    if L.shape != (n, n):
-        raise ValueError(f"L must have shape ({n}, {n}) to match K; got {L.shape}.")
-    if n < 2:
-        raise ValueError(f"HSIC needs at least 2 samples, got {n}.")
-    if not (np.all(np.isfinite(K)) and np.all(np.isfinite(L))):
-        raise ValueError("K and L must be finite (no NaN or infinity).")
-    if not (np.allclose(K, np.swapaxes(K, 1, 2)) and np.allclose(L, L.T)):
-        raise ValueError("Gram matrices must be symmetric.")
+    if K.shape[1] < 2:
+        raise ValueError(f"{statistic} needs at least 2 samples, got {K.shape[1]}.")
+    if not np.all(np.isfinite(K)):
+        raise ValueError("K must be finite (no NaN or infinity).")
+    if not np.allclose(K, np.swapaxes(K, 1, 2)):
+        raise ValueError("The Gram matrices K[j] must be symmetric.")
     if not np.allclose(np.diagonal(K, axis1=1, axis2=2), 1.0):
         raise ValueError(
             "Each per-feature Gram matrix K[j] must have a unit diagonal (k_j(x, x) = 1), as "
             "the kernel factors of pkex_select.kernels do; normalise K[j] by "
             "sqrt(diag(K[j]) diag(K[j])^T) first."
         )
+    return K
+
+
+def check_gram_matrices(K, L):
+    """Validate per-feature Gram matrices K (d, n, n) and a target Gram matrix L (n, n)."""
+    K = check_feature_grams(K, "HSIC")
+    L = np.asarray(L, dtype=np.float64)
+    n = K.shape[1]
+    if L.shape != (n, n):
+        raise ValueError(f"L must have shape ({n}, {n}) to match K; got {L.shape}.")
+    if not np.all(np.isfinite(L)):
+        raise ValueError("L must be finite (no NaN or infinity).")
+    if not np.allclose(L, L.T):
+        raise ValueError("The target Gram matrix L must be symmetric.")
     return K, L
 
 

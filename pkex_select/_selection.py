@@ -19,6 +19,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _pairgame
 from ._gram import block_members, block_pairs
+from ._validation import check_n_samples, encode_labels, standardise
 from .kernels import BANDWIDTH_RULES, bandwidths, gamma_from_bandwidth
 
 
@@ -46,7 +47,8 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         """The pair weights (see _gram.py) of the statistic; implemented by the subclasses."""
         raise NotImplementedError
 
-    def _validate_target(self, y):
+    def _validate_target(self, y, target):
+        """Check y (validated) and encode it; ``target`` is y as the user passed it."""
         raise NotImplementedError
 
     # ----------------------------------------------------------------- fitting
@@ -65,10 +67,11 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         self : object
         """
         self._validate_params()
+        target = y
         X, y = self._validate_features(X, y)
         n_samples, n_features = X.shape
-        y = self._validate_target(y)
-        self._check_n_samples(n_samples)
+        y = self._validate_target(y, target)
+        check_n_samples(n_samples, self.estimator, getattr(self, "block_size", None))
 
         kernels, Xs = self._standardise_and_kernels(X)
         rng = check_random_state(self.random_state)
@@ -108,7 +111,8 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             statistics = values.sum(axis=1, keepdims=True)  # efficiency: the statistic itself
             self.pvalue_ = float(_pairgame.permutation_pvalues(statistics)[0])
         self.scores_ = self.shapley_values_
-        order = np.argsort(-self.shapley_values_, kind="stable")
+        # Constant columns carry no information: they rank last and are never selected.
+        order = np.lexsort((-self.shapley_values_, self._constant_mask_))
         self.ranking_ = np.empty(n_features, dtype=np.intp)
         self.ranking_[order] = np.arange(1, n_features + 1)
         return self
@@ -129,7 +133,8 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             for j in np.flatnonzero(numeric):
                 columns[:, j] = self._to_float(X[:, j], j)
             for j in np.flatnonzero(self._categorical_mask_):
-                columns[:, j] = np.unique(X[:, j].astype(str), return_inverse=True)[1]
+                what = f"categorical column {self._column_name(j)}"
+                columns[:, j] = encode_labels(X[:, j], what)[1]
             if not np.all(np.isfinite(columns[:, numeric])):
                 raise ValueError("Input X contains NaN or infinity.")
             return columns, y
@@ -148,16 +153,24 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
                     f"categorical_features as a mask must have {n_features} entries."
                 )
             return spec.copy()
-        names = getattr(self, "feature_names_in_", None)
-        for item in spec.ravel():
+        names = list(getattr(self, "feature_names_in_", []))
+        for item in np.ravel(np.asarray(self.categorical_features, dtype=object)).tolist():
             if isinstance(item, str):
-                if names is None or item not in list(names):
+                if item not in names:
                     raise ValueError(f"categorical feature {item!r} is not a column of X.")
-                mask[list(names).index(item)] = True
-            elif 0 <= int(item) < n_features:
-                mask[int(item)] = True
+                mask[names.index(item)] = True
+            elif not isinstance(item, Integral) or isinstance(item, bool):
+                raise ValueError(
+                    "categorical_features must hold column indices (integers), column names "
+                    f"or one boolean per column; got {item!r}."
+                )
+            elif -n_features <= item < n_features:
+                mask[item] = True
             else:
-                raise ValueError(f"categorical feature index {item} is out of range.")
+                raise ValueError(
+                    f"categorical feature index {item} is out of range for {n_features} "
+                    "columns."
+                )
         return mask
 
     def _to_float(self, column, j):
@@ -186,29 +199,16 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
                 except ValueError:  # strings; other objects raise NumPy's TypeError
                     raise ValueError(self._non_numeric_message(["some columns"])) from None
             return
-        bad = [str(c) for c in X.columns if not is_numeric_dtype(X[c])]
+        bad = [str(c) for c, dtype in zip(X.columns, X.dtypes) if not is_numeric_dtype(dtype)]
         if bad:
             raise ValueError(self._non_numeric_message(bad))
-
-    def _check_n_samples(self, n_samples):
-        if self.estimator == "unbiased" and n_samples < 4:
-            raise ValueError(
-                f"The unbiased estimator needs at least 4 samples, got {n_samples}; "
-                "use estimator='biased'."
-            )
-        if self.estimator == "block" and n_samples < self.block_size:
-            raise ValueError(
-                f"estimator='block' needs at least block_size={self.block_size} samples, "
-                f"got {n_samples}; lower block_size or use estimator='biased'."
-            )
 
     def _standardise_and_kernels(self, X):
         """Standardise numeric columns, choose their bandwidths, return kernels and data."""
         numeric = ~self._categorical_mask_
         Xs = X.copy()
-        mean = X[:, numeric].mean(axis=0)
-        std = X[:, numeric].std(axis=0)
-        Xs[:, numeric] = (X[:, numeric] - mean) / np.where(std > 0, std, 1.0)
+        Xs[:, numeric] = standardise(X[:, numeric])[0]
+        self._constant_mask_ = np.all(X == X[:1], axis=0)
         self.bandwidths_ = np.ones(X.shape[1])
         if numeric.any():
             self.bandwidths_[numeric] = bandwidths(Xs[:, numeric], self.bandwidth)
@@ -231,8 +231,8 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
     def _get_support_mask(self):
         check_is_fitted(self, "shapley_values_")
         if self.threshold is not None:
-            return self.shapley_values_ >= self.threshold
-        return self.ranking_ <= self._n_selected()
+            return (self.shapley_values_ >= self.threshold) & ~self._constant_mask_
+        return (self.ranking_ <= self._n_selected()) & ~self._constant_mask_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -3,9 +3,9 @@
 from numbers import Integral, Real
 
 import numpy as np
+import pandas as pd
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import type_of_target
+from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
 from . import _pairgame
 from ._gram import (
@@ -17,6 +17,14 @@ from ._gram import (
     hsic_weights,
 )
 from ._selection import ShapleySelectorBase
+from ._validation import (
+    categorical_dtypes,
+    check_n_samples,
+    encode_labels,
+    has_missing,
+    is_class_labels,
+    standardise,
+)
 from .kernels import BANDWIDTH_RULES, bandwidths, gamma_from_bandwidth
 
 __all__ = ["HSICShapleySelector", "hsic_shapley_values"]
@@ -24,6 +32,18 @@ __all__ = ["HSICShapleySelector", "hsic_shapley_values"]
 ESTIMATORS = ("biased", "unbiased", "block")
 
 
+@validate_params(
+    {
+        "K": ["array-like"],
+        "L": ["array-like"],
+        "estimator": [StrOptions(set(ESTIMATORS))],
+        "block_size": [Interval(Integral, 2, None, closed="left")],
+        "n_repetitions": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+        "n_jobs": [Integral, None],
+    },
+    prefer_skip_nested_validation=True,
+)
 def hsic_shapley_values(K, L, *, estimator="biased", block_size=20, n_repetitions=3,
                         random_state=None, n_jobs=None):
     """Exact Shapley values of HSIC with the product kernel of the per-feature Gram matrices.
@@ -74,9 +94,8 @@ def hsic_shapley_values(K, L, *, estimator="biased", block_size=20, n_repetition
     >>> int(np.argmax(values))
     0
     """
-    if estimator not in ESTIMATORS:
-        raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}.")
     K, L = check_gram_matrices(K, L)
+    check_n_samples(K.shape[1], estimator, block_size)
     gram = TargetGram(L)
     orders = np.arange(K.shape[1])[None, :]
     if estimator == "block":
@@ -211,34 +230,49 @@ class HSICShapleySelector(ShapleySelectorBase):
         self.n_jobs = n_jobs
         self.verbose = verbose
 
-    def _validate_target(self, y):
-        target_type = type_of_target(y, input_name="y", raise_unknown=True)
+    def _validate_target(self, y, target):
         Y = np.asarray(y)
         Y = Y.reshape(len(Y), -1)
-        if len(np.unique(Y, axis=0)) < 2:
+        if Y.dtype.kind == "O" and has_missing(Y):
             raise ValueError(
-                "y is constant: HSIC is 0 for every feature and there is nothing to select."
+                f"y has missing values (None or NaN) in {int(pd.isna(Y).any(axis=1).sum())} "
+                "rows; drop those rows first."
             )
         kernel = self.target_kernel
         if kernel == "auto":
-            continuous = target_type.startswith("continuous")
-            kernel = "rbf" if continuous else "delta"
+            categorical = categorical_dtypes(target)
+            categorical = categorical if len(categorical) == Y.shape[1] else [False] * Y.shape[1]
+            labels = [is_class_labels(column, categorical_dtype=is_categorical)
+                      for column, is_categorical in zip(Y.T, categorical)]
+            if all(labels):
+                kernel = "delta"
+            elif not any(labels):
+                kernel = "rbf"
+            else:
+                raise ValueError(
+                    "y mixes class labels and continuous outputs; set target_kernel to "
+                    "'delta' (all labels) or a numeric kernel (all continuous)."
+                )
         self.target_kernel_ = kernel
         if kernel == "delta":
-            codes = np.column_stack([np.unique(col, return_inverse=True)[1] for col in Y.T])
+            Y = np.column_stack([encode_labels(column)[1] for column in Y.T]).astype(np.float64)
             self.target_bandwidth_ = np.ones(Y.shape[1])
-            return codes.astype(np.float64)
-        try:
-            Y = Y.astype(np.float64)
-        except (TypeError, ValueError):
+            constant = np.all(Y == Y[:1], axis=0)
+        else:
+            try:
+                Y = Y.astype(np.float64)
+            except (TypeError, ValueError):
+                raise ValueError(
+                    f"target_kernel={kernel!r} needs a numeric y; use 'delta' for labels."
+                ) from None
+            if not np.all(np.isfinite(Y)):
+                raise ValueError("y contains NaN or infinity.")
+            Y, constant = standardise(Y)
+            self.target_bandwidth_ = bandwidths(Y, self.target_bandwidth)
+        if np.all(constant):
             raise ValueError(
-                f"target_kernel={kernel!r} needs a numeric y; use 'delta' for labels."
-            ) from None
-        if not np.all(np.isfinite(Y)):
-            raise ValueError("y contains NaN or infinity.")
-        std = Y.std(axis=0)
-        Y = (Y - Y.mean(axis=0)) / np.where(std > 0, std, 1.0)
-        self.target_bandwidth_ = bandwidths(Y, self.target_bandwidth)
+                "y is constant: HSIC is 0 for every feature and there is nothing to select."
+            )
         return Y
 
     def _make_weights(self, Y, estimator, orders, n_blocks_total):

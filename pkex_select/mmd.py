@@ -1,26 +1,28 @@
 """Exact Shapley values of MMD^2: which features make two samples differ."""
 
+from numbers import Integral
+
 import numpy as np
-from sklearn.utils._param_validation import StrOptions
-from sklearn.utils.multiclass import type_of_target
+from sklearn.utils._param_validation import StrOptions, validate_params
 
 from . import _pairgame
-from ._gram import check_gram_matrices, mmd_weights
+from ._gram import check_feature_grams, mmd_weights
 from ._selection import ShapleySelectorBase
+from ._validation import encode_labels
 
 __all__ = ["MMDShapleyAttributor", "attribute_shift", "mmd_shapley_values"]
 
 ESTIMATORS = ("biased", "unbiased")
 
 
-def _group_codes(y, estimator):
+def _group_codes(y):
     """Integer codes of the sample labels, checked to name at least two usable samples."""
     y = np.asarray(y)
     if y.ndim != 1:
         y = y.ravel() if y.ndim == 2 and y.shape[1] == 1 else None
     if y is None:
         raise ValueError("y must be one label per row naming the sample it belongs to.")
-    labels, codes = np.unique(y, return_inverse=True)
+    labels, codes = encode_labels(y, "y (the sample labels)")
     if labels.size < 2:
         raise ValueError(
             f"y names a single sample ({labels[0]!r}); MMD compares at least two samples."
@@ -35,6 +37,15 @@ def _group_codes(y, estimator):
     return labels, codes
 
 
+@validate_params(
+    {
+        "K": ["array-like"],
+        "y": ["array-like"],
+        "estimator": [StrOptions(set(ESTIMATORS))],
+        "n_jobs": [Integral, None],
+    },
+    prefer_skip_nested_validation=True,
+)
 def mmd_shapley_values(K, y, *, estimator="biased", n_jobs=None):
     """Exact Shapley values of MMD^2 with the product kernel of the per-feature Gram matrices.
 
@@ -75,14 +86,11 @@ def mmd_shapley_values(K, y, *, estimator="biased", n_jobs=None):
     >>> int(np.argmax(values))
     1
     """
-    if estimator not in ESTIMATORS:
-        raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}.")
-    K = np.asarray(K, dtype=np.float64)
-    n = K.shape[1] if K.ndim == 3 else 0
-    K, _ = check_gram_matrices(K, np.zeros((n, n)))
+    K = check_feature_grams(K, "MMD")
+    n = K.shape[1]
     if len(y) != n:
         raise ValueError(f"y has {len(y)} labels for {n} samples.")
-    _, codes = _group_codes(y, estimator)
+    _, codes = _group_codes(y)
     weights = mmd_weights(codes, estimator, np.arange(n)[None, :])
     return _pairgame.solve_gram_matrices(K, weights, n_jobs=n_jobs)
 
@@ -189,9 +197,8 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         self.n_jobs = n_jobs
         self.verbose = verbose
 
-    def _validate_target(self, y):
-        type_of_target(y, input_name="y", raise_unknown=True)
-        self.classes_, codes = _group_codes(y, self.estimator)
+    def _validate_target(self, y, target):
+        self.classes_, codes = _group_codes(y)
         return codes
 
     def _make_weights(self, codes, estimator, orders, n_blocks_total):

@@ -1,0 +1,136 @@
+"""Checks and encodings of user data shared by the HSIC and MMD entry points.
+
+Labels become integer codes by value (``1`` and ``1.0`` are one label, strings and mixed
+objects are fine, missing values are refused); targets are told apart as class labels or
+continuous values by one documented rule; numeric columns are standardised without
+overflow or underflow whatever their scale.
+"""
+
+import warnings
+from numbers import Real
+
+import numpy as np
+import pandas as pd
+
+# Integer-valued targets with at most this many distinct values are class labels ...
+MAX_CLASSES = 20
+# ... and so are those with fewer than this many samples per value on average.
+MIN_SAMPLES_PER_CLASS = 2
+# Between these counts of distinct integer values the guess is announced with a warning.
+_BORDERLINE = (10, 40)
+
+
+class TargetTypeWarning(UserWarning):
+    """The target could be read as class labels or as a continuous quantity."""
+
+
+def has_missing(values):
+    """Whether an array of any dtype holds None, NaN or pandas' NA."""
+    return bool(np.any(pd.isna(np.asarray(values, dtype=object))))
+
+
+def encode_labels(values, what="y"):
+    """Integer codes of the labels in ``values`` (1-D), and the labels in sorted order.
+
+    Labels are compared by value, as Python's ``==`` does: ``1`` and ``1.0`` are the same
+    label, ``"1"`` is another. Labels of mixed types that cannot be sorted keep the order
+    in which they first appear.
+    """
+    values = np.asarray(values)
+    if values.dtype.kind == "O" and has_missing(values):
+        count = int(np.sum(pd.isna(values)))
+        raise ValueError(
+            f"{what} has missing values (None or NaN) in {count} rows; drop those rows or "
+            "give the missing values a label of their own."
+        )
+    try:
+        codes, labels = pd.factorize(values, sort=True)
+    except TypeError:  # labels of types that do not compare, such as 1 and "a"
+        codes, labels = pd.factorize(values, sort=False)
+    if np.any(codes < 0):  # NaN in a float array
+        raise ValueError(f"{what} has missing values (NaN); drop those rows first.")
+    return np.asarray(labels), codes
+
+
+def _numeric_values(column):
+    """The column as float64 when every entry is a real number (not bool), else None."""
+    if column.dtype.kind in "iuf":
+        return column.astype(np.float64)
+    if column.dtype.kind == "O" and all(
+        isinstance(v, Real) and not isinstance(v, (bool, np.bool_)) for v in column
+    ):
+        return column.astype(np.float64)
+    return None
+
+
+def is_class_labels(column, *, categorical_dtype=False):
+    """Whether a target column holds class labels rather than a continuous quantity.
+
+    The rule: text, booleans and categorical data are class labels; numbers with a
+    fractional part are continuous. Integer-valued numbers are class labels when they take
+    at most two values, or at most ``MAX_CLASSES`` (20) values with at least
+    ``MIN_SAMPLES_PER_CLASS`` (2) samples per value on average; otherwise (months, counts,
+    scores with many values) they are continuous. Between 11 and 40 distinct integer values
+    the guess is borderline and a :class:`TargetTypeWarning` says which one was taken.
+    """
+    column = np.asarray(column)
+    values = None if categorical_dtype else _numeric_values(column)
+    if values is None or not np.all(values == np.round(values)):
+        return values is None
+    n_distinct = np.unique(values).size
+    if n_distinct <= 2:
+        return True
+    classes = n_distinct <= min(MAX_CLASSES, column.size / MIN_SAMPLES_PER_CLASS)
+    if _BORDERLINE[0] < n_distinct <= _BORDERLINE[1]:
+        warnings.warn(
+            f"y holds {n_distinct} distinct integer values in {column.size} samples; it is "
+            f"treated as {'class labels' if classes else 'a continuous target'}. Set "
+            f"target_kernel='{'rbf' if classes else 'delta'}' if it is "
+            f"{'an ordered quantity' if classes else 'a set of class labels'}.",
+            TargetTypeWarning,
+            stacklevel=3,
+        )
+    return classes
+
+
+def categorical_dtypes(data):
+    """For a pandas object, whether each column (or the one series) has categorical dtype."""
+    dtypes = getattr(data, "dtypes", None)
+    if dtypes is None or isinstance(dtypes, np.dtype):
+        dtypes = [getattr(data, "dtype", None)]
+    return [isinstance(dtype, pd.CategoricalDtype) for dtype in dtypes]
+
+
+def standardise(columns):
+    """Columns scaled to zero mean and unit variance, and a mask of the constant ones.
+
+    Each column is first divided by the power of two nearest its largest magnitude (an
+    exact operation), so that neither the mean nor the sum of squares can overflow or
+    underflow: the result is the same for data scaled by 1e-300 or 1e300. Constant
+    columns are left at zero.
+    """
+    columns = np.asarray(columns, dtype=np.float64)
+    constant = np.all(columns == columns[:1], axis=0)
+    exponent = np.frexp(np.max(np.abs(columns), axis=0, initial=0.0))[1]
+    scaled = np.ldexp(columns, -exponent)
+    scaled -= scaled.mean(axis=0)
+    std = scaled.std(axis=0)
+    scaled /= np.where(constant | (std == 0), 1.0, std)
+    scaled[:, constant] = 0.0
+    return scaled, constant
+
+
+def check_n_samples(n_samples, estimator, block_size=None):
+    """Raise when the HSIC/MMD ``estimator`` is undefined for ``n_samples`` samples."""
+    if n_samples < 2:
+        raise ValueError(f"At least 2 samples are needed, got {n_samples}.")
+    if estimator == "unbiased" and n_samples < 4:
+        raise ValueError(
+            f"The unbiased estimator needs at least 4 samples, got {n_samples}; "
+            "use estimator='biased'."
+        )
+    if estimator == "block" and n_samples < block_size:
+        raise ValueError(
+            f"estimator='block' needs at least block_size={block_size} samples, got "
+            f"{n_samples}; lower block_size or use estimator='biased'."
+        )
