@@ -8,45 +8,86 @@
 
 import argparse
 import json
-import math
 import os
 import sys
+import unicodedata
+import warnings
+from pathlib import Path
 
 import numpy as np
 
 _BAR_WIDTH = 30
 # From this many samples on, fits print their progress.
 _VERBOSE_FROM = 3000
+# The kernel on the target for each --task.
+_TARGET_KERNELS = {"auto": "auto", "classification": "delta", "regression": "rbf"}
+# The fewest rows each --estimator is defined for (the block estimator's default block size).
+_MIN_ROWS = {"biased": 2, "unbiased": 4, "block": 20}
+_COMMON_DEFAULTS = {"k": None, "estimator": "biased", "permutations": 0, "seed": 0,
+                    "plot": None, "json": False}
+
+
+def _count(minimum):
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    return parse
+
+
+def _common_options():
+    """Options that may stand before or after the command (``--k 2 rank f.csv`` too)."""
+    common = argparse.ArgumentParser(add_help=False, argument_default=argparse.SUPPRESS)
+    common.add_argument("--k", type=_count(1),
+                        help="number of features to select (default: 20%%, rounded up)")
+    common.add_argument("--estimator", choices=list(_MIN_ROWS),
+                        help="HSIC estimate to attribute (default: biased)")
+    common.add_argument("--permutations", type=_count(0), metavar="N",
+                        help="permutations for p-values (default: 0, none)")
+    common.add_argument("--seed", type=int, help="random seed of the permutations (default: 0)")
+    common.add_argument("--plot", metavar="FILE",
+                        help="save a bar chart of the values (.png, .pdf, .svg, ...)")
+    common.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    return common
 
 
 def _parser():
+    common = _common_options()
     parser = argparse.ArgumentParser(
-        prog="pkex-select",
+        prog="pkex-select", parents=[common],
         description="Rank features by their exact Shapley share of HSIC(X, y). Without a "
         "command, ranks the Wisconsin diagnostic breast-cancer data shipped with scikit-learn.",
     )
     commands = parser.add_subparsers(dest="command")
-    rank = commands.add_parser("rank", help="rank the feature columns of a CSV file")
+    rank = commands.add_parser("rank", parents=[common],
+                               help="rank the feature columns of a CSV file")
     rank.add_argument("file", help="CSV file with a header row")
     rank.add_argument("--target", required=True, help="name of the target column")
-    rank.add_argument("--task", choices=["auto", "classification", "regression"],
-                      default="auto", help="auto: classification for text or few integer "
-                      "values (at most 20), else regression")
-    for sub in (parser, rank):
-        sub.add_argument("--k", type=int, default=None,
-                         help="number of features to select (default: 20%%, rounded up)")
-        sub.add_argument("--estimator", choices=["biased", "unbiased", "block"],
-                         default="biased", help="HSIC estimate to attribute (default: biased)")
-        sub.add_argument("--permutations", type=int, default=0, metavar="N",
-                         help="permutations for per-feature p-values (default: 0, none)")
-        sub.add_argument("--seed", type=int, default=0, help="random seed (permutations)")
-        sub.add_argument("--plot", metavar="PNG", help="save a bar chart of the values")
-        sub.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    rank.add_argument("--task", choices=list(_TARGET_KERNELS), default="auto",
+                      help="auto: classification for text, booleans and integers with at most "
+                      "20 values (and 2 rows per value), else regression")
     return parser
+
+
+def _parse(argv):
+    args = _parser().parse_args(argv)
+    for name, default in _COMMON_DEFAULTS.items():
+        if not hasattr(args, name):
+            setattr(args, name, default)
+    return args
 
 
 class UsageError(Exception):
     """A problem with the user's input, reported without a traceback."""
+
+
+def _note(message):
+    print(f"pkex-select: note: {message}", file=sys.stderr)
 
 
 def _load_csv(path, target, task):
@@ -63,7 +104,10 @@ def _load_csv(path, target, task):
         raise UsageError(
             f"no column {target!r} in {path}; the columns are: {', '.join(map(str, frame.columns))}"
         )
-    frame = frame.dropna(subset=[target])
+    missing_target = int(frame[target].isna().sum())
+    if missing_target:
+        _note(f"dropped {missing_target} of {len(frame)} rows whose target {target!r} is missing")
+        frame = frame.dropna(subset=[target])
     y = frame[target]
     X = frame.drop(columns=[target])
     if X.shape[1] == 0:
@@ -73,59 +117,70 @@ def _load_csv(path, target, task):
         raise UsageError(
             f"missing values in {', '.join(map(str, missing))}; fill or drop them first"
         )
-    if task == "auto":
-        numeric = is_numeric_dtype(y)
-        few_integers = numeric and np.all(np.mod(y, 1) == 0) and y.nunique() <= 20
-        task = "regression" if numeric and not few_integers else "classification"
-    if task == "regression":
-        try:
-            y = y.astype(float)
-        except ValueError:
-            message = f"--task regression needs a numeric target; {target!r} is not"
-            raise UsageError(message) from None
-    else:
-        y = y.astype(str)
+    if y.nunique() < 2:
+        if len(y) == 0:
+            raise UsageError(f"the target {target!r} has no values")
+        raise UsageError(f"the target {target!r} is constant ('{y.iloc[0]}' in every row); "
+                         "there is no dependence to rank features by")
+    if task == "regression" and not is_numeric_dtype(y):
+        raise UsageError(f"--task regression needs a numeric target; {target!r} is not")
     categorical = [c for c in X.columns if not is_numeric_dtype(X[c])]
-    return X, y, task, categorical
+    return X, y, categorical
 
 
 def _demo_data():
     from sklearn.datasets import load_breast_cancer
 
     data = load_breast_cancer(as_frame=True)
-    return data.data, data.target, "classification", []
+    return data.data, data.target, []
 
 
-def rank(X, y, *, k, estimator, permutations, seed, categorical):
+def rank(X, y, *, k, estimator, permutations, seed, categorical, task="auto"):
+    """Fit the selector the command line describes; problems become :class:`UsageError`."""
     from . import HSICShapleySelector
+    from ._validation import TargetTypeWarning
 
-    n_select = k if k is not None else max(1, math.ceil(0.2 * X.shape[1]))
-    if not 1 <= n_select <= X.shape[1]:
+    if k is not None and k > X.shape[1]:
         raise UsageError(f"--k must be between 1 and the number of features ({X.shape[1]})")
+    if len(X) < _MIN_ROWS[estimator]:
+        raise UsageError(f"--estimator {estimator} needs at least {_MIN_ROWS[estimator]} "
+                         f"rows, got {len(X)}; use --estimator biased")
     selector = HSICShapleySelector(
-        n_features_to_select=n_select,
+        n_features_to_select=k if k is not None else 0.2,
         estimator=estimator,
         categorical_features=categorical or None,
+        target_kernel=_TARGET_KERNELS[task],
         n_permutations=permutations,
         random_state=seed,
         verbose=int(len(X) >= _VERBOSE_FROM),
     )
-    try:
-        selector.fit(X, y)
-    except ValueError as error:
-        raise UsageError(str(error)) from None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", TargetTypeWarning)
+        try:
+            selector.fit(X, y)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+    if any(issubclass(w.category, TargetTypeWarning) for w in caught):
+        guess = _task(selector)
+        other = "regression" if guess == "classification" else "classification"
+        _note(f"the target has {y.nunique()} distinct integer values and was treated as "
+              f"{guess}; use --task {other} if it is not")
     return selector
 
 
+def _task(selector):
+    return "classification" if selector.target_kernel_ == "delta" else "regression"
+
+
 def _rows(selector, names):
-    order = np.argsort(selector.ranking_)
+    support = selector.get_support()
     rows = []
-    for j in order:
+    for j in np.argsort(selector.ranking_):
         row = {
             "rank": int(selector.ranking_[j]),
             "feature": str(names[j]),
             "shapley_value": float(selector.shapley_values_[j]),
-            "selected": bool(selector.get_support()[j]),
+            "selected": bool(support[j]),
         }
         if hasattr(selector, "pvalues_"):
             row["pvalue"] = float(selector.pvalues_[j])
@@ -133,66 +188,103 @@ def _rows(selector, names):
     return rows
 
 
+def _width(text):
+    """Columns the text takes in a terminal: wide East Asian characters and emoji take two."""
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF"
+               else 1 for c in text)
+
+
 def _print_table(rows, selector, title, out):
-    width = max(len(r["feature"]) for r in rows)
+    width = max([7] + [_width(r["feature"]) for r in rows])
     largest = max(abs(r["shapley_value"]) for r in rows) or 1.0
     print(title, file=out)
-    print(f"HSIC = {selector.hsic_:.6g}; the values add up to it. A negative value marks a "
-          "feature that is redundant given the others.", file=out)
+    print(f"HSIC = {selector.hsic_:.6g}; the values add up to it.", file=out)
+    if hasattr(selector, "pvalue_"):
+        print(f"Independence test of X and y: p = {selector.pvalue_:.4g} "
+              f"({selector.n_permutations} permutations).", file=out)
+    print("A negative value means that adding the feature to others lowers HSIC on average: it "
+          "adds no dependence\nbeyond theirs (noise features get small negative values too). It "
+          "does not mean an inverse relation.", file=out)
     print(f"* = selected ({sum(r['selected'] for r in rows)} of {len(rows)})\n", file=out)
     pcol = "pvalues_" in vars(selector)
-    header = f"{'rank':>4}  {'feature':<{width}}  {'shapley':>11}"
+    header = f"{'rank':>4}  {'feature'}{' ' * (width - 7)}  {'shapley':>11}"
     print(header + ("  p-value" if pcol else ""), file=out)
     for r in rows:
         length = int(round(_BAR_WIDTH * abs(r["shapley_value"]) / largest))
         bar = ("#" if r["shapley_value"] >= 0 else "-") * length
-        line = (f"{r['rank']:>4}{'*' if r['selected'] else ' '} {r['feature']:<{width}}  "
+        padding = " " * (width - _width(r["feature"]))
+        line = (f"{r['rank']:>4}{'*' if r['selected'] else ' '} {r['feature']}{padding}  "
                 f"{r['shapley_value']:>11.4g}")
         if pcol:
             line += f"  {r['pvalue']:>7.3f}"
         print(f"{line}  {bar}", file=out)
 
 
-def _plot(selector, names, path):
+def _plot_path(path):
+    """Check a --plot path before any work is done; a path without extension gets .png."""
     try:
         import matplotlib
 
         matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from matplotlib.figure import Figure
     except ImportError:
         raise UsageError("--plot needs matplotlib: pip install 'pkex-select[plot]'") from None
+    path = Path(path)
+    if not path.suffix:
+        path = path.with_suffix(".png")
+    formats = Figure().canvas.get_supported_filetypes()
+    if path.suffix[1:].lower() not in formats:
+        raise UsageError(f"--plot cannot write {path.suffix!r} files; use one of "
+                         f"{', '.join('.' + f for f in sorted(formats))}")
+    if not path.parent.is_dir():
+        raise UsageError(f"--plot: the folder {str(path.parent)!r} does not exist")
+    return path
+
+
+def _plot(selector, names, path):
+    import matplotlib.pyplot as plt
+
     from .plotting import ranking
 
     ax = ranking(selector.shapley_values_, list(map(str, names)),
                  pvalues=getattr(selector, "pvalues_", None), xlabel="Shapley value of HSIC")
     ax.set_title("Exact Shapley values of HSIC(X, y)")
     ax.figure.tight_layout()
-    ax.figure.savefig(path, dpi=120)
-    plt.close(ax.figure)
+    try:
+        ax.figure.savefig(path, dpi=120)
+    except OSError as error:
+        raise UsageError(f"--plot: cannot write {str(path)!r}: {error.strerror}") from None
+    finally:
+        plt.close(ax.figure)
 
 
 def main(argv=None):
-    args = _parser().parse_args(argv)
+    args = _parse(argv)
     try:
+        plot_path = _plot_path(args.plot) if args.plot else None
         if args.command == "rank":
-            X, y, task, categorical = _load_csv(args.file, args.target, args.task)
-            title = f"{args.file}: {X.shape[0]} rows, {X.shape[1]} features, target " \
-                    f"{args.target!r} ({task})"
+            X, y, categorical = _load_csv(args.file, args.target, args.task)
+            describe = f"{args.file}: {X.shape[0]} rows, {X.shape[1]} features, target " \
+                       f"{args.target!r}"
         else:
-            X, y, task, categorical = _demo_data()
-            title = ("Wisconsin diagnostic breast cancer (scikit-learn's load_breast_cancer): "
-                     f"{X.shape[0]} rows, {X.shape[1]} features, target malignant/benign")
+            X, y, categorical = _demo_data()
+            describe = ("Wisconsin diagnostic breast cancer (scikit-learn's load_breast_cancer): "
+                        f"{X.shape[0]} rows, {X.shape[1]} features, target malignant/benign")
         selector = rank(X, y, k=args.k, estimator=args.estimator,
                         permutations=args.permutations, seed=args.seed,
-                        categorical=categorical)
+                        categorical=categorical, task=getattr(args, "task", "auto"))
         rows = _rows(selector, X.columns)
+        task = _task(selector)
         if args.json:
-            print(json.dumps({"hsic": selector.hsic_, "task": task, "features": rows}, indent=2))
+            report = {"hsic": selector.hsic_, "task": task, "features": rows}
+            if hasattr(selector, "pvalue_"):
+                report["pvalue"] = selector.pvalue_
+            print(json.dumps(report, indent=2, ensure_ascii=False))
         else:
-            _print_table(rows, selector, title, sys.stdout)
-        if args.plot:
-            _plot(selector, X.columns, args.plot)
-            print(f"\nSaved {args.plot}", file=sys.stderr if args.json else sys.stdout)
+            _print_table(rows, selector, f"{describe} ({task})", sys.stdout)
+        if plot_path is not None:
+            _plot(selector, X.columns, plot_path)
+            print(f"\nSaved {plot_path}", file=sys.stderr if args.json else sys.stdout)
     except UsageError as error:
         print(f"pkex-select: error: {error}", file=sys.stderr)
         return 2

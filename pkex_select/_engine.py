@@ -1,6 +1,7 @@
 """Exact Shapley values of the product-kernel pair game.
 
-The game is ``v(S) = sum_p w_p prod_{j in S} z_pj`` (DESIGN.md section 1). Its Shapley value is
+The game is ``v(S) = sum_p w_p prod_{j in S} z_pj`` (docs/design.md, section 1). Its Shapley
+value is
 
     phi_j = sum_p w_p (z_pj - 1) I_pj,   I_pj = integral_0^1 prod_{i != j} ((1 - t) + t z_pi) dt,
 
@@ -15,6 +16,7 @@ This module knows nothing about models, HSIC or MMD: it maps factors and weights
 """
 
 from functools import lru_cache
+from numbers import Integral
 
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
@@ -196,9 +198,9 @@ def _parallel(n_rows, n_features, n_jobs):
 
 def _row_slices(n_rows, n_features, n_outputs, chunk_size, n_jobs):
     if chunk_size is not None:
-        rows = int(chunk_size)
-        if rows < 1:
+        if not isinstance(chunk_size, Integral) or isinstance(chunk_size, bool) or chunk_size < 1:
             raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}.")
+        rows = int(chunk_size)
     else:
         rows = max(1, _TILE_BYTES // (8 * n_features * (3 + n_outputs)))
         workers = effective_n_jobs(n_jobs)

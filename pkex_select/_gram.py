@@ -1,10 +1,11 @@
 """Pair weights of HSIC and MMD estimators, for the observed order and permutations.
 
-Every statistic here is ``sum_{a != b} W_ab K_ab`` for the feature Gram matrix K (DESIGN.md
-section 1). Each factory below takes ``orders`` (index arrays of shape (n_orders, n_samples):
-row 0 the identity, the others permutations of the labels or targets) and returns a function
-from a block of pairs ``(a, b, ...)`` (a < b) to their weights ``2 W_ab`` in every order, shape
-(n_orders, n_pairs). The per-sample quantities are permuted once, up front.
+Every statistic here is ``sum_{a != b} W_ab K_ab`` for the feature Gram matrix K
+(docs/design.md, section 1). Each factory below takes ``orders`` (index arrays of shape
+(n_orders, n_samples): row 0 the identity, the others permutations of the labels or targets)
+and returns a function from a block of pairs ``(a, b, ...)`` (a < b) to their weights
+``2 W_ab`` in every order, shape (n_orders, n_pairs). The per-sample quantities are permuted
+once, up front.
 """
 
 from functools import cached_property

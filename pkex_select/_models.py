@@ -8,6 +8,7 @@ those pieces from fitted attributes; nothing is refitted and no estimator is cal
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.sparse import issparse
 from sklearn.base import is_classifier
 from sklearn.gaussian_process import GaussianProcessClassifier, GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Product, Sum, WhiteKernel
@@ -47,6 +48,13 @@ class KernelExpansion:
     offset: np.ndarray  # (n_outputs,)
     output_names: list
     preprocess: list = field(default_factory=list)  # fitted per-feature transformers
+
+
+def as_dense(array):
+    """A dense float array; models fitted on sparse X store their points and weights sparse."""
+    if issparse(array):
+        array = array.toarray()
+    return np.asarray(array, dtype=np.float64)
 
 
 def _not_product(model, what):
@@ -94,11 +102,11 @@ def _read_svm(model):
     check_is_fitted(model, "support_vectors_")
     if model.kernel != "rbf":
         raise _not_product(model, f"kernel={model.kernel!r}")
-    points = np.asarray(model.support_vectors_, dtype=np.float64)
+    points = as_dense(model.support_vectors_)
     if points.size == 0:
         raise ValueError(f"{type(model).__name__} has no support vectors; nothing to explain.")
     term = KernelTerm("rbf", np.full(points.shape[1], float(model._gamma)))
-    dual = model.dual_coef_
+    dual = as_dense(model.dual_coef_)
     if not is_classifier(model) or len(model.classes_) == 2:
         regressor = not (is_classifier(model) or isinstance(model, OneClassSVM))
         name = "predict" if regressor else "decision_function"
@@ -122,11 +130,11 @@ def _output_names(n_outputs):
 
 def _read_kernel_ridge(model):
     check_is_fitted(model, "dual_coef_")
-    if model.kernel not in ("rbf", "laplacian"):
+    if callable(model.kernel) or model.kernel not in ("rbf", "laplacian"):
         raise _not_product(model, f"kernel={model.kernel!r}")
-    points = np.asarray(model.X_fit_, dtype=np.float64)
-    params = model.kernel_params or {}
-    gamma = params.get("gamma", model.gamma)
+    points = as_dense(model.X_fit_)
+    # KernelRidge ignores kernel_params for named kernels: gamma is model.gamma alone.
+    gamma = model.gamma
     if gamma is None:  # sklearn.metrics.pairwise's default
         gamma = 1.0 / points.shape[1]
     weights = np.asarray(model.dual_coef_, dtype=np.float64)

@@ -19,7 +19,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _pairgame
 from ._gram import block_members, block_pairs
-from ._validation import check_n_samples, encode_labels, standardise
+from ._validation import check_n_samples, check_no_missing, encode_labels, standardise
 from .kernels import BANDWIDTH_RULES, bandwidths, gamma_from_bandwidth
 
 
@@ -68,6 +68,8 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         """
         self._validate_params()
         target = y
+        if y is not None:
+            check_no_missing(y)
         X, y = self._validate_features(X, y)
         n_samples, n_features = X.shape
         y = self._validate_target(y, target)
@@ -123,6 +125,13 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
                   end="\n" if done == total else "", file=sys.stderr, flush=True)
 
     def _validate_features(self, X, y):
+        columns = getattr(X, "columns", None)
+        if columns is not None and columns.has_duplicates:
+            duplicated = columns[columns.duplicated()].unique()
+            raise ValueError(
+                f"X has duplicate column names: {', '.join(map(str, duplicated))}; give every "
+                "column a name of its own."
+            )
         if self.categorical_features is not None:
             X, y = validate_data(self, X, y, dtype=None, multi_output=True,
                                  ensure_all_finite=False, ensure_min_samples=2)

@@ -24,9 +24,14 @@ class TargetTypeWarning(UserWarning):
     """The target could be read as class labels or as a continuous quantity."""
 
 
-def has_missing(values):
-    """Whether an array of any dtype holds None, NaN or pandas' NA."""
-    return bool(np.any(pd.isna(np.asarray(values, dtype=object))))
+def check_no_missing(values, what="y"):
+    """Raise a ValueError naming ``what`` when an array of any dtype holds None or NaN."""
+    missing = pd.isna(np.asarray(values, dtype=object))
+    if np.any(missing):
+        raise ValueError(
+            f"{what} has missing values (None or NaN) in {int(missing.sum())} entries; drop "
+            "those rows or fill the values in first."
+        )
 
 
 def encode_labels(values, what="y"):
@@ -36,19 +41,11 @@ def encode_labels(values, what="y"):
     label, ``"1"`` is another. Labels of mixed types that cannot be sorted keep the order
     in which they first appear.
     """
-    values = np.asarray(values)
-    if values.dtype.kind == "O" and has_missing(values):
-        count = int(np.sum(pd.isna(values)))
-        raise ValueError(
-            f"{what} has missing values (None or NaN) in {count} rows; drop those rows or "
-            "give the missing values a label of their own."
-        )
+    check_no_missing(values, what)
     try:
-        codes, labels = pd.factorize(values, sort=True)
+        codes, labels = pd.factorize(np.asarray(values), sort=True)
     except TypeError:  # labels of types that do not compare, such as 1 and "a"
-        codes, labels = pd.factorize(values, sort=False)
-    if np.any(codes < 0):  # NaN in a float array
-        raise ValueError(f"{what} has missing values (NaN); drop those rows first.")
+        codes, labels = pd.factorize(np.asarray(values), sort=False)
     return np.asarray(labels), codes
 
 
@@ -95,9 +92,7 @@ def is_class_labels(column, *, categorical_dtype=False):
 
 def categorical_dtypes(data):
     """For a pandas object, whether each column (or the one series) has categorical dtype."""
-    dtypes = getattr(data, "dtypes", None)
-    if dtypes is None or isinstance(dtypes, np.dtype):
-        dtypes = [getattr(data, "dtype", None)]
+    dtypes = list(data.dtypes) if isinstance(data, pd.DataFrame) else [getattr(data, "dtype", None)]
     return [isinstance(dtype, pd.CategoricalDtype) for dtype in dtypes]
 
 

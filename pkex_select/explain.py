@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.utils.validation import check_array
 
 from ._engine import shapley_values
-from ._models import SUPPORTED, model_output, read_model
+from ._models import SUPPORTED, as_dense, model_output, read_model
 from .kernels import factor_tensor
 
 __all__ = ["Explanation", "ProductKernelExplainer"]
@@ -146,7 +146,8 @@ class ProductKernelExplainer:
                 f"X has columns {list(columns)} but the model was fitted on "
                 f"{self.feature_names_}; select and order the columns as in training."
             )
-        data = check_array(X, dtype=np.float64, ensure_all_finite=True, ensure_min_features=1)
+        data = check_array(X, accept_sparse=("csr", "csc", "coo"), dtype=np.float64,
+                           ensure_all_finite=True, ensure_min_features=1)
         if data.shape[1] != self.n_features_in_:
             raise ValueError(
                 f"X has {data.shape[1]} features, but the model expects {self.n_features_in_}."
@@ -154,7 +155,7 @@ class ProductKernelExplainer:
         inputs = X if columns is not None else data
         for step in self._expansion.preprocess:
             inputs = step.transform(inputs)
-        return data, np.asarray(inputs, dtype=np.float64)
+        return as_dense(data), as_dense(inputs)
 
     def _pair_weights(self):
         """Pair weights (one block of training points per kernel term) and v(empty)."""

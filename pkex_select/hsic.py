@@ -3,7 +3,6 @@
 from numbers import Integral, Real
 
 import numpy as np
-import pandas as pd
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
@@ -21,7 +20,6 @@ from ._validation import (
     categorical_dtypes,
     check_n_samples,
     encode_labels,
-    has_missing,
     is_class_labels,
     standardise,
 )
@@ -135,7 +133,12 @@ class HSICShapleySelector(ShapleySelectorBase):
     categorical_features : array-like of int, str or bool, default=None
         Columns compared with the delta kernel (1 if equal, else 0); they may hold strings.
     target_kernel : {"auto", "delta", "rbf", "laplacian", "cauchy"}, default="auto"
-        "auto": delta for class labels, RBF for continuous targets.
+        "auto": delta for class labels, RBF for continuous targets. Text, booleans and
+        categorical data are class labels; numbers with a fractional part are continuous.
+        Integer-valued numbers are class labels when they take at most two values, or at
+        most 20 values with at least two samples per value on average, and continuous
+        otherwise (months, counts and scores with many values). With 11 to 40 distinct
+        integer values the guess is borderline, and a warning says which one was taken.
     target_bandwidth : {"median", "scott", "silverman", "std"} or float, default="median"
         Bandwidth of a continuous target, after standardising it.
     block_size, n_repetitions : int, default=20, 3
@@ -161,7 +164,8 @@ class HSICShapleySelector(ShapleySelectorBase):
     hsic_ : float
         The HSIC estimate with all features; ``shapley_values_.sum()``.
     ranking_ : ndarray of shape (n_features_in_,)
-        1 for the largest value, 2 for the next, ...
+        1 for the largest value, 2 for the next, ... Constant features carry no information:
+        they rank last and are never selected, whatever ``threshold`` is.
     pvalues_ : ndarray of shape (n_features_in_,)
         Permutation p-values of the values (only with ``n_permutations > 0``).
     pvalue_ : float
@@ -233,11 +237,6 @@ class HSICShapleySelector(ShapleySelectorBase):
     def _validate_target(self, y, target):
         Y = np.asarray(y)
         Y = Y.reshape(len(Y), -1)
-        if Y.dtype.kind == "O" and has_missing(Y):
-            raise ValueError(
-                f"y has missing values (None or NaN) in {int(pd.isna(Y).any(axis=1).sum())} "
-                "rows; drop those rows first."
-            )
         kernel = self.target_kernel
         if kernel == "auto":
             categorical = categorical_dtypes(target)

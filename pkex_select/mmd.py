@@ -140,6 +140,8 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         MMD^2 with all features (summed over pairs of samples for more than two);
         ``shapley_values_.sum()``.
     ranking_ : ndarray of shape (n_features_in_,)
+        1 for the largest value, 2 for the next, ... Constant features carry no information:
+        they rank last and are never selected, whatever ``threshold`` is.
     pvalue_ : float
         Permutation p-value of the two-sample test (only with ``n_permutations > 0``).
     pvalues_ : ndarray of shape (n_features_in_,)

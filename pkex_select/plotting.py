@@ -35,6 +35,16 @@ def ranking(values, feature_names, *, pvalues=None, alpha=0.05, max_display=20, 
     hatched, and each bar is labelled with its p-value.
     """
     values = np.asarray(values, dtype=float)
+    if values.ndim != 1 or len(feature_names) != values.size:
+        raise ValueError(
+            f"ranking needs one feature name per value; got {len(feature_names)} names for "
+            f"values of shape {values.shape}."
+        )
+    if pvalues is not None and np.shape(pvalues) != values.shape:
+        raise ValueError(
+            f"pvalues must have one entry per value; got shape {np.shape(pvalues)} for "
+            f"{values.size} values."
+        )
     order = np.argsort(-values, kind="stable")[:max_display][::-1]
     ax = _axes(ax, (6, 0.3 * len(order) + 1.2))
     colors = np.where(values[order] >= 0, "#d62728", "#1f77b4")

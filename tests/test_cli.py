@@ -79,7 +79,150 @@ def test_helpful_errors(args, message, csv_file, tmp_path):
     assert message in result.stderr and "Traceback" not in result.stderr
 
 
-@pytest.mark.parametrize("script", ["explain_svm.py", "pipeline_svc.py", "mmd_drift.py"])
-def test_examples_run(script, tmp_path):
-    result = run(str(ROOT / "examples" / script), cwd=tmp_path)
+def test_explain_example_runs(tmp_path):
+    result = run(str(ROOT / "examples" / "explain_svm.py"), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
+
+
+def test_pipeline_example_shows_selection_helping(tmp_path):
+    result = run(str(ROOT / "examples" / "pipeline_svc.py"), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    scores = dict(re.findall(r"^\s+(\d+) -> ([\d.]+)$", result.stdout, flags=re.MULTILINE))
+    best_k = max(scores, key=lambda k: float(scores[k]))
+    assert int(best_k) < 70 and float(scores[best_k]) > float(scores["70"])
+    assert "0 of them noise" in result.stdout
+
+
+def test_drift_example_flags_only_significant_features(tmp_path):
+    result = run(str(ROOT / "examples" / "mmd_drift.py"), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    table = re.findall(r"^\s+(\w+)\s+\S+\s+([\d.]+)", result.stdout, flags=re.MULTILINE)
+    significant = {name for name, p in table if float(p) <= 0.05}
+    flagged = re.search(r"drifted at the 5% level.*: (.*)$", result.stdout, flags=re.MULTILINE)
+    assert set(flagged.group(1).split(", ")) == significant == {"bmi", "bp", "s2"}
+
+
+@pytest.fixture
+def awkward_csv(tmp_path):
+    """Targets of every kind users bring, and a wide-character column name."""
+    rng = np.random.default_rng(1)
+    n = 120
+    frame = pd.DataFrame({"size": rng.normal(size=n), "颜色 🎯": rng.normal(size=n),
+                          "w": rng.normal(size=n)})
+    frame["label"] = np.where(frame["size"] > 0, "big", "small")
+    frame["small_int"] = (frame["size"] > 0).astype(int) + (frame["size"] > 1)
+    frame["flag"] = frame["size"] > 0
+    frame["months"] = np.round(30 * frame["size"] + 100).astype(int)
+    frame["constant"] = "same"
+    frame["partly_missing"] = frame["size"].where(np.arange(n) % 10 != 0)
+    path = tmp_path / "awkward.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def rank_json(path, *args):
+    result = run("-m", "pkex_select", "rank", str(path), "--json", *args)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    return report, {row["feature"]: row for row in report["features"]}, result.stderr
+
+
+@pytest.mark.parametrize("target, task, args", [
+    ("label", "classification", []),
+    ("small_int", "classification", []),
+    ("flag", "classification", []),
+    ("months", "regression", []),
+    ("w", "classification", ["--task", "classification"]),
+])
+def test_every_kind_of_target(awkward_csv, target, task, args):
+    drop = [c for c in ["label", "small_int", "flag", "months", "partly_missing"] if c != target]
+    frame = pd.read_csv(awkward_csv).drop(columns=drop)
+    path = awkward_csv.with_name(f"{target}.csv")
+    frame.to_csv(path, index=False)
+    report, rows, _ = rank_json(path, "--target", target, *args)
+    assert report["task"] == task
+    if target != "w":
+        assert rows["size"]["rank"] == 1
+    assert rows["constant"]["rank"] == len(rows) and not rows["constant"]["selected"]
+
+
+def test_constant_target_and_missing_target_rows(awkward_csv, tmp_path):
+    pd.read_csv(awkward_csv)[["size", "constant"]].to_csv(tmp_path / "const.csv", index=False)
+    result = run("-m", "pkex_select", "rank", str(tmp_path / "const.csv"), "--target",
+                 "constant")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "the target 'constant' is constant" in result.stderr
+    frame = pd.read_csv(awkward_csv)[["size", "w", "partly_missing"]]
+    frame.to_csv(tmp_path / "missing.csv", index=False)
+    report, rows, stderr = rank_json(tmp_path / "missing.csv", "--target", "partly_missing")
+    assert "dropped 12 of 120 rows whose target 'partly_missing' is missing" in stderr
+
+
+def test_options_before_the_command_are_honoured(csv_file):
+    before = run("-m", "pkex_select", "--k", "2", "--json", "--permutations", "9",
+                 "rank", str(csv_file), "--target", "outcome")
+    after = run("-m", "pkex_select", "rank", str(csv_file), "--target", "outcome",
+                "--k", "2", "--json", "--permutations", "9")
+    assert before.returncode == 0, before.stderr
+    assert before.stdout == after.stdout
+    report = json.loads(before.stdout)
+    assert sum(row["selected"] for row in report["features"]) == 2
+    assert 0 < report["pvalue"] <= 1 and all("pvalue" in row for row in report["features"])
+
+
+@pytest.mark.parametrize("plot, message", [
+    ("{tmp}/no/such/folder/out.png", "does not exist"),
+    ("{tmp}/out.xyz", "cannot write '.xyz' files"),
+])
+def test_plot_paths_are_checked_before_any_work(csv_file, tmp_path, plot, message):
+    result = run("-m", "pkex_select", "rank", str(csv_file), "--target", "outcome",
+                 "--plot", plot.format(tmp=tmp_path))
+    assert result.returncode == 2 and message in result.stderr
+    assert result.stdout == "" and "Traceback" not in result.stderr
+
+
+def test_plot_without_extension_says_where_it_went(csv_file, tmp_path):
+    result = run("-m", "pkex_select", "rank", str(csv_file), "--target", "outcome",
+                 "--plot", str(tmp_path / "noext"))
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "noext.png").stat().st_size > 0
+    assert f"Saved {tmp_path / 'noext.png'}" in result.stdout
+
+
+@pytest.mark.parametrize("args, flag", [
+    (["--permutations", "-1"], "--permutations"),
+    (["--k", "0"], "--k"),
+    (["--k", "two"], "--k"),
+])
+def test_errors_name_the_flags_the_user_typed(csv_file, args, flag):
+    result = run("-m", "pkex_select", "rank", str(csv_file), "--target", "outcome", *args)
+    assert result.returncode == 2 and flag in result.stderr
+    assert "n_permutations" not in result.stderr and "n_features_to_select" not in result.stderr
+
+
+def test_too_few_rows_for_the_block_estimator_names_the_flag(tmp_path):
+    pd.DataFrame({"a": np.arange(10.0), "y": np.arange(10.0) ** 2}).to_csv(
+        tmp_path / "small.csv", index=False)
+    result = run("-m", "pkex_select", "rank", str(tmp_path / "small.csv"), "--target", "y",
+                 "--estimator", "block")
+    assert result.returncode == 2
+    assert "--estimator block needs at least 20 rows" in result.stderr
+    assert "block_size" not in result.stderr
+
+
+def test_table_reads_right(awkward_csv):
+    frame = pd.read_csv(awkward_csv)[["size", "颜色 🎯", "w", "constant", "label"]]
+    path = awkward_csv.with_name("table.csv")
+    frame.to_csv(path, index=False)
+    result = run("-m", "pkex_select", "rank", str(path), "--target", "label",
+                 "--permutations", "19")
+    assert result.returncode == 0, result.stderr
+    assert "Independence test of X and y: p = 0.05 (19 permutations)" in result.stdout
+    assert "does not mean an inverse relation" in result.stdout
+    assert "redundant given the others" not in result.stdout
+    from pkex_select.__main__ import _width
+
+    rows = [line for line in result.stdout.splitlines() if re.match(r"\s+\d\*? ", line)]
+    # The p-value column ends at the same terminal column on every row, wide names included.
+    ends = {_width(line[: re.search(r"\d\.\d{3}(?=  )", line).end()]) for line in rows}
+    assert len(rows) == 4 and len(ends) == 1

@@ -1,0 +1,256 @@
+"""Awkward but legitimate input, as users bring it: each ends in a right answer or a clear error.
+
+Every test here reproduces an input that once broke a public entry point (issue 10).
+"""
+
+import re
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse
+from sklearn.kernel_ridge import KernelRidge
+from sklearn.svm import SVC, SVR
+
+import pkex_select
+from pkex_select import (
+    HSICShapleySelector,
+    MMDShapleyAttributor,
+    ProductKernelExplainer,
+    hsic_shapley_values,
+    mmd_shapley_values,
+    shapley_values,
+)
+from pkex_select._engine import _loo_integrals_numba
+from pkex_select._validation import TargetTypeWarning, encode_labels, is_class_labels
+from pkex_select.kernels import gram_matrices
+
+rng = np.random.default_rng(0)
+X = rng.normal(size=(90, 4))
+y_labels = np.where(X[:, 1] + 0.3 * rng.normal(size=90) > 0, "yes", "no")
+y_cont = np.sin(2 * X[:, 2]) + 0.1 * rng.normal(size=90)
+
+
+# ----------------------------------------------------------------------- installation
+
+
+def test_compiled_kernel_caches_outside_the_package():
+    # A cache inside pkex_select/ outlives `pip uninstall` and shadows an editable install.
+    cache_path = Path(_loo_integrals_numba._cache.cache_path).resolve()
+    package = Path(pkex_select.__file__).resolve().parent
+    assert package not in cache_path.parents and cache_path != package
+
+
+# --------------------------------------------------------------------- labels and targets
+
+
+@pytest.mark.parametrize("make", [
+    lambda y: pd.Series(y),
+    lambda y: np.asarray(y, dtype=object),
+    lambda y: pd.Categorical(y),
+    lambda y: pd.Series(y, dtype="category"),
+    lambda y: list(y),
+])
+def test_string_labels_in_every_container(make):
+    expected = HSICShapleySelector().fit(X, y_labels).shapley_values_
+    selector = HSICShapleySelector().fit(X, make(y_labels))
+    assert selector.target_kernel_ == "delta"
+    np.testing.assert_allclose(selector.shapley_values_, expected, rtol=1e-13)
+
+
+@pytest.mark.parametrize("y", [
+    np.array(["a", None, "b"] * 30, dtype=object),
+    pd.Series(["a", None, "b"] * 30),
+    np.array([1, 2, None] * 30, dtype=object),
+])
+def test_missing_labels_are_named(y):
+    with pytest.raises(ValueError, match="missing values"):
+        HSICShapleySelector().fit(X, y)
+    with pytest.raises(ValueError, match="missing values"):
+        MMDShapleyAttributor().fit(X, y)
+    with pytest.raises(ValueError, match="missing values"):
+        mmd_shapley_values(gram_matrices(X[:, :2], "rbf", 0.5), y)
+
+
+def test_labels_are_compared_by_value():
+    labels, codes = encode_labels(np.array([1, 1.0, "1", 2], dtype=object))
+    assert len(labels) == 3 and codes[0] == codes[1] != codes[2]
+    labels, codes = encode_labels(np.array(["b", 1, "b"], dtype=object))
+    assert set(labels) == {"b", 1} and codes[0] == codes[2] != codes[1]
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e-300, 3.7e155, 1e-170])
+def test_values_do_not_depend_on_the_scale_of_the_target(scale):
+    expected = HSICShapleySelector().fit(X, y_cont)
+    scaled = HSICShapleySelector().fit(X, y_cont * scale)
+    np.testing.assert_allclose(scaled.shapley_values_, expected.shapley_values_, rtol=1e-9)
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e-300, 3.7e155, 1e-170])
+def test_values_do_not_depend_on_the_scale_of_a_feature(scale):
+    expected = HSICShapleySelector(n_features_to_select=1).fit(X, y_cont)
+    scaled = HSICShapleySelector(n_features_to_select=1).fit(X * [1, 1, scale, 1], y_cont)
+    np.testing.assert_allclose(scaled.shapley_values_, expected.shapley_values_, rtol=1e-9)
+    assert list(scaled.get_support(indices=True)) == [2]
+    shift = MMDShapleyAttributor(n_features_to_select=1).fit(
+        X * [1, 1, scale, 1] + [0, 0, 2 * scale, 0] * (np.arange(90) >= 45)[:, None],
+        np.arange(90) >= 45)
+    assert list(shift.get_support(indices=True)) == [2]
+
+
+def test_integer_targets_with_many_values_are_continuous():
+    months = np.round(30 * X[:, 0] + 100).astype(int)  # about 50 distinct values, n = 90
+    assert np.unique(months).size > 40
+    selector = HSICShapleySelector().fit(X, months)
+    assert selector.target_kernel_ == "rbf"
+    # Small integer codes stay classes, and so do two values whatever n is.
+    assert HSICShapleySelector().fit(X, (X[:, 0] > 0).astype(int)).target_kernel_ == "delta"
+    assert HSICShapleySelector().fit(X, np.digitize(X[:, 0], [-1, 0, 1])).target_kernel_ == "delta"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert is_class_labels(np.arange(200) % 5)
+        assert not is_class_labels(np.arange(200) % 60)
+        assert not is_class_labels(np.linspace(0, 1, 200))
+        assert is_class_labels(np.array(["a", "b", "c"] * 10))
+        assert is_class_labels(np.arange(30) % 3 + 0.0, categorical_dtype=True)
+    # Fewer than two samples per value on average: continuous.
+    assert not is_class_labels(np.arange(8))
+
+
+@pytest.mark.parametrize("n_distinct, classes", [(15, True), (30, False)])
+def test_borderline_integer_targets_warn(n_distinct, classes):
+    y = np.arange(300) % n_distinct
+    with pytest.warns(TargetTypeWarning, match="distinct integer values"):
+        assert is_class_labels(y) == classes
+
+
+def test_constant_columns_rank_last_and_are_never_selected():
+    data = np.column_stack([X, np.full(90, 3.0), np.full(90, 0.1), X[:, 0] * 0])
+    for selector in [HSICShapleySelector(n_features_to_select=7),
+                     HSICShapleySelector(threshold=-np.inf)]:
+        selector.fit(data, y_cont)
+        assert np.all(selector.ranking_[4:] > selector.ranking_[:4, None])
+        np.testing.assert_array_equal(selector.shapley_values_[4:], 0.0)
+        assert not selector.get_support()[4:].any() and selector.get_support()[:4].all()
+    attributor = MMDShapleyAttributor(n_features_to_select=7).fit(data, np.arange(90) % 2)
+    assert not attributor.get_support()[4:].any()
+
+
+# ------------------------------------------------------------------------------ explainer
+
+
+def test_kernel_ridge_is_explained_with_the_gamma_it_uses():
+    # scikit-learn ignores kernel_params for named kernels.
+    model = KernelRidge(kernel="rbf", kernel_params={"gamma": 0.7}).fit(X, y_cont)
+    explanation = ProductKernelExplainer(model).explain(X[:5])
+    np.testing.assert_allclose(explanation.values.sum(1) + explanation.base_values,
+                               model.predict(X[:5]), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("model", [SVC(gamma=0.4), SVR(gamma=0.4), KernelRidge(kernel="rbf")])
+def test_models_fitted_on_sparse_data(model):
+    sparse = scipy.sparse.csr_matrix(np.where(np.abs(X) > 0.5, X, 0.0))
+    target = y_labels if isinstance(model, SVC) else y_cont
+    model.fit(sparse, target)
+    explainer = ProductKernelExplainer(model)
+    explanation = explainer.explain(sparse[:6])
+    np.testing.assert_allclose(explanation.values.sum(1) + explanation.base_values,
+                               explainer.model_output(sparse[:6]), rtol=1e-10, atol=1e-12)
+    dense = explainer.explain(sparse[:6].toarray())
+    np.testing.assert_allclose(explanation.values, dense.values, rtol=1e-13)
+
+
+# ------------------------------------------------------------- functions on Gram matrices
+
+
+@pytest.mark.parametrize("n, params, message", [
+    (2, {"estimator": "unbiased"}, "at least 4 samples"),
+    (3, {"estimator": "unbiased"}, "at least 4 samples"),
+    (10, {"estimator": "block", "block_size": 11}, "at least block_size=11"),
+    (10, {"estimator": "block", "block_size": 1}, "block_size"),
+    (10, {"estimator": "block", "block_size": 0}, "block_size"),
+    (10, {"estimator": "block", "n_repetitions": 0}, "n_repetitions"),
+    (10, {"estimator": "nope"}, "estimator"),
+])
+def test_hsic_function_validates_its_parameters(n, params, message):
+    K = gram_matrices(X[:n, :2], "rbf", 0.5)
+    L = gram_matrices(y_cont[:n, None], "rbf", 0.5)[0]
+    with pytest.raises(ValueError, match=message):
+        hsic_shapley_values(K, L, **params)
+
+
+@pytest.mark.parametrize("n, y, error, message", [
+    (1, ["a"], ValueError, "MMD needs at least 2 samples"),
+    (6, ["a"] * 6, ValueError, "single sample"),
+    (6, None, ValueError, "'y' parameter"),
+    (6, 3, ValueError, "'y' parameter"),
+])
+def test_mmd_function_validates_its_input(n, y, error, message):
+    with pytest.raises(error, match=message):
+        mmd_shapley_values(gram_matrices(X[:n, :2], "rbf", 0.5), y)
+
+
+# ---------------------------------------------------------------- frames and parameters
+
+
+def test_duplicate_column_names():
+    # scikit-learn refuses duplicate names; say so before it does, and name them.
+    frame = pd.DataFrame(X[:, :3], columns=["a", "a", "c"])
+    for categorical in [None, ["c"]]:
+        with pytest.raises(ValueError, match="duplicate column names: a;"):
+            HSICShapleySelector(categorical_features=categorical).fit(frame, y_cont)
+    frame.columns = ["a", "b", "c"]
+    frame["c"] = "text"
+    with pytest.raises(ValueError, match=r"non-numeric values in c\. Declare"):
+        HSICShapleySelector().fit(frame, y_cont)
+
+
+@pytest.mark.parametrize("spec", [[1.7], [True, 2], [10], ["nope"]])
+def test_categorical_features_must_name_columns(spec):
+    with pytest.raises(ValueError, match="categorical"):
+        HSICShapleySelector(categorical_features=spec).fit(X, y_cont)
+
+
+def test_a_categorical_column_of_equal_numbers_is_constant():
+    frame = pd.DataFrame(X, columns=list("abcd"))
+    frame["code"] = pd.Series([1, 1.0] * 45, dtype=object)
+    selector = HSICShapleySelector(categorical_features=["code"]).fit(frame, y_cont)
+    assert selector.shapley_values_[-1] == 0.0 and selector.ranking_[-1] == 5
+
+
+def test_categorical_columns_with_missing_values_are_refused():
+    frame = pd.DataFrame(X, columns=list("abcd"))
+    frame["site"] = ["x", None, "y"] * 30
+    with pytest.raises(ValueError, match="categorical column site has missing values"):
+        HSICShapleySelector(categorical_features=["site"]).fit(frame, y_cont)
+
+
+@pytest.mark.parametrize("chunk_size", [1.5, 0, -3, True, "4"])
+def test_chunk_size_must_be_a_positive_integer(chunk_size):
+    with pytest.raises(ValueError, match="chunk_size must be a positive integer"):
+        shapley_values(np.full((4, 3), 0.5), np.ones(4), chunk_size=chunk_size)
+
+
+def test_ranking_plot_needs_one_name_per_value():
+    pytest.importorskip("matplotlib")
+    from pkex_select.plotting import ranking
+
+    with pytest.raises(ValueError, match="one feature name per value"):
+        ranking([0.3, 0.2, 0.1], ["a", "b"])
+    with pytest.raises(ValueError, match="pvalues"):
+        ranking([0.3, 0.2], ["a", "b"], pvalues=[0.1])
+
+
+# -------------------------------------------------------------------------- documentation
+
+
+def test_design_notes_cited_by_the_code_are_in_the_repository():
+    root = Path(pkex_select.__file__).resolve().parents[1]
+    cited = set()
+    for module in (root / "pkex_select").glob("*.py"):
+        cited |= set(re.findall(r"\b([\w/]+\.md)\b", module.read_text()))
+    assert cited, "the engine's docstring cites the design notes"
+    for path in cited:
+        assert (root / path).is_file(), f"{path} is cited but missing"
