@@ -22,11 +22,14 @@ import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from scipy.special import roots_legendre
 
-__all__ = ["pair_contributions", "shapley_values"]
+__all__ = ["BLOCK_BYTES", "pair_contributions", "rows_per_task", "shapley_values",
+           "weighted_contributions"]
 
-# Bound on the temporaries of one task: the row chunk of factors and contributions, and for the
-# NumPy path its (rows, nodes, features) tiles of leave-one-out products.
-_TILE_BYTES = 2 * 2**20
+# The one memory budget of the package: what one task may hold in its largest temporaries
+# (a block of factors, its contributions, its weights; the NumPy path's tiles of leave-one-out
+# products). Small enough for the caches and below the allocator's mmap threshold, so a new
+# block costs no page faults.
+BLOCK_BYTES = 2**20
 # Below this many multiply-adds (rows * d^2 / 2) a thread pool costs more than it saves.
 _MIN_PARALLEL_WORK = 2e7
 # Pairs processed together by the compiled kernel, the vectorised axis of its buffers.
@@ -85,7 +88,7 @@ def _loo_integrals_numpy(Z, nodes, complements, node_weights):
     """Reference implementation of ``I_pj`` with NumPy tiles of (rows, nodes, features)."""
     n_rows, n_features = Z.shape
     integrals = np.zeros((n_rows, n_features))
-    block = max(1, _TILE_BYTES // (8 * max(n_rows, 1) * n_features * 3))
+    block = max(1, 2 * BLOCK_BYTES // (8 * max(n_rows, 1) * n_features * 3))
     for start in range(0, nodes.size, block):
         block_slice = slice(start, start + block)
         t = nodes[block_slice, None]
@@ -196,16 +199,28 @@ def _parallel(n_rows, n_features, n_jobs):
     return Parallel(n_jobs=n_jobs, prefer="threads")
 
 
+def rows_per_task(n_rows, row_bytes, n_jobs=None):
+    """Rows of one task: as many as fit in ``BLOCK_BYTES``, and at least four tasks per worker.
+
+    The scheduler of every streamed computation here (the engine's row chunks, the blocks of
+    pairs of the HSIC and MMD games, the explainer's batches of points).
+    """
+    rows = max(1, BLOCK_BYTES // max(1, row_bytes))
+    workers = effective_n_jobs(n_jobs)
+    if workers > 1:  # a few tasks per worker to balance the load
+        rows = min(rows, max(1, -(-n_rows // (4 * workers))))
+    return rows
+
+
 def _row_slices(n_rows, n_features, n_outputs, chunk_size, n_jobs):
     if chunk_size is not None:
         if not isinstance(chunk_size, Integral) or isinstance(chunk_size, bool) or chunk_size < 1:
             raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}.")
         rows = int(chunk_size)
     else:
-        rows = max(1, _TILE_BYTES // (8 * n_features * (3 + n_outputs)))
-        workers = effective_n_jobs(n_jobs)
-        if workers > 1:  # a few tasks per worker to balance the load
-            rows = min(rows, max(1, -(-n_rows // (4 * workers))))
+        # Per row: its factors, the quadrature's prefix products and running sums, its
+        # contributions and its weighted values, half of them alive at once.
+        rows = rows_per_task(n_rows, 4 * n_features * (3 + n_outputs), n_jobs)
     return [slice(s, s + rows) for s in range(0, n_rows, rows)]
 
 
@@ -270,6 +285,27 @@ def pair_contributions(Z, *, chunk_size=None, n_jobs=None, backend="auto"):
 
 def _contributions(Z, backend):
     return (Z - 1.0) * _loo_integrals(Z, backend)
+
+
+def weighted_contributions(Z, weights, *, backend="auto"):
+    """Shapley values of one block of pairs under several weightings, in one task.
+
+    The primitive the streamed HSIC and MMD games are built from: ``weights @ C`` with ``C``
+    the :func:`pair_contributions` of the block, computed without copies of ``Z`` and
+    without parallelism (callers run blocks in parallel).
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n_pairs, n_features)
+        Finite kernel factors of the block (not validated: callers build them).
+    weights : ndarray of shape (n_weightings, n_pairs)
+    backend : {"auto", "numba", "numpy"}, default="auto"
+
+    Returns
+    -------
+    values : ndarray of shape (n_weightings, n_features)
+    """
+    return weights @ _contributions(Z, backend)
 
 
 def shapley_values(Z, weights, *, chunk_size=None, n_jobs=None, backend="auto"):

@@ -5,6 +5,7 @@ A model supported here predicts ``f(x) = sum_t sum_i W_t[i] k_t(X_i, x) + offset
 those pieces from fitted attributes; nothing is refitted and no estimator is called.
 """
 
+import copy
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -218,12 +219,11 @@ def model_output(model, X):
     if isinstance(model, Pipeline):
         X = model[:-1].transform(X)
     if isinstance(estimator, (SVC, NuSVC)) and len(estimator.classes_) > 2:
-        shape = estimator.decision_function_shape
-        estimator.decision_function_shape = "ovo"
-        try:
-            return estimator.decision_function(X)
-        finally:
-            estimator.decision_function_shape = shape
+        # A shallow copy shares the fitted arrays; the user's model is left untouched, so
+        # other threads using it see no change.
+        one_vs_one = copy.copy(estimator)
+        one_vs_one.decision_function_shape = "ovo"
+        return one_vs_one.decision_function(X)
     if isinstance(estimator, (SVC, NuSVC, OneClassSVM)):
         return estimator.decision_function(X)
     if isinstance(estimator, GaussianProcessClassifier):

@@ -13,13 +13,11 @@ import numpy as np
 from pandas.api.types import is_numeric_dtype
 from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _pairgame
-from ._gram import block_members, block_pairs
-from ._validation import check_n_samples, check_no_missing, encode_labels, standardise
+from ._validation import check_no_missing, encode_labels, standardise
 from .kernels import BANDWIDTH_RULES, bandwidths, gamma_from_bandwidth
 
 
@@ -43,15 +41,16 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
     # Set by subclasses: the name of the fitted statistic ("hsic_", "mmd_").
     _statistic_name = ""
 
-    def _make_weights(self, y, estimator, orders, n_blocks_total):
-        """The pair weights (see _gram.py) of the statistic; implemented by the subclasses."""
+    def _statistic(self):
+        """The statistic (see _statistics.py) with this estimator's settings."""
         raise NotImplementedError
 
     def _validate_target(self, y, target):
-        """Check y (validated) and encode it; ``target`` is y as the user passed it."""
-        raise NotImplementedError
+        """Check y (validated by scikit-learn) and return the statistic's target.
 
-    # ----------------------------------------------------------------- fitting
+        ``target`` is y as the user passed it (a pandas dtype may tell labels apart).
+        """
+        raise NotImplementedError
 
     def fit(self, X, y):
         """Compute the exact Shapley values of the statistic and select features.
@@ -67,56 +66,28 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         self : object
         """
         self._validate_params()
-        target = y
         if y is not None:
             check_no_missing(y)
-        X, y = self._validate_features(X, y)
-        n_samples, n_features = X.shape
-        y = self._validate_target(y, target)
-        check_n_samples(n_samples, self.estimator, getattr(self, "block_size", None))
-
-        kernels, Xs = self._standardise_and_kernels(X)
-        rng = check_random_state(self.random_state)
-        orders = _pairgame.permutation_orders(n_samples, self.n_permutations, rng)
-
-        if self.estimator == "block":
-            members = block_members(n_samples, self.block_size, self.n_repetitions, rng)
-            pair_weights = self._make_weights(y, "block", orders, members.shape[0])
-            per_block = max(1, _pairgame._BLOCK_BYTES // (
-                8 * self.block_size**2 * max(n_features, orders.shape[0])))
-            blocks = [members[s : s + per_block] for s in range(0, len(members), per_block)]
-
-            def factors(block):
-                a, b, _ = block_pairs(block)
-                return _pairgame.pair_factors(Xs, kernels, self.gammas_, a, b)
-
-            def block_weights(block):
-                return pair_weights(block_pairs(block))
-        else:
-            pair_weights = self._make_weights(y, self.estimator, orders, None)
-            blocks = _pairgame.row_blocks(n_samples, n_features, orders.shape[0],
-                                          n_jobs=self.n_jobs)
-            row_pairs = _pairgame.row_block_pairs(n_samples)
-
-            def factors(block):
-                return _pairgame.row_block_factors(Xs, kernels, self.gammas_, block)
-
-            def block_weights(block):
-                return pair_weights(row_pairs(block))
-
-        values = _pairgame.solve(blocks, factors, block_weights, n_jobs=self.n_jobs,
-                                 progress=self._progress)
+        X, validated = self._validate_features(X, y)
+        target = self._validate_target(validated, y)
+        factors = self._factors(X)
+        values = _pairgame.attribute(
+            self._statistic(), factors, target, X.shape[0],
+            n_permutations=self.n_permutations, random_state=self.random_state,
+            n_jobs=self.n_jobs, progress=self._progress,
+        )
         self.shapley_values_ = values[0]
+        self.scores_ = self.shapley_values_
         setattr(self, self._statistic_name, float(values[0].sum()))
         if self.n_permutations:
+            self.null_distribution_ = values[1:]
             self.pvalues_ = _pairgame.permutation_pvalues(values)
             statistics = values.sum(axis=1, keepdims=True)  # efficiency: the statistic itself
             self.pvalue_ = float(_pairgame.permutation_pvalues(statistics)[0])
-        self.scores_ = self.shapley_values_
         # Constant columns carry no information: they rank last and are never selected.
         order = np.lexsort((-self.shapley_values_, self._constant_mask_))
-        self.ranking_ = np.empty(n_features, dtype=np.intp)
-        self.ranking_[order] = np.arange(1, n_features + 1)
+        self.ranking_ = np.empty(X.shape[1], dtype=np.intp)
+        self.ranking_[order] = np.arange(1, X.shape[1] + 1)
         return self
 
     def _progress(self, done, total):
@@ -212,8 +183,8 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         if bad:
             raise ValueError(self._non_numeric_message(bad))
 
-    def _standardise_and_kernels(self, X):
-        """Standardise numeric columns, choose their bandwidths, return kernels and data."""
+    def _factors(self, X):
+        """Standardise numeric columns, choose their kernels and bandwidths: the pair factors."""
         numeric = ~self._categorical_mask_
         Xs = X.copy()
         Xs[:, numeric] = standardise(X[:, numeric])[0]
@@ -227,7 +198,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         self.gammas_ = np.array([
             gamma_from_bandwidth(kernel, s) for kernel, s in zip(self.kernels_, self.bandwidths_)
         ])
-        return self.kernels_, Xs
+        return _pairgame.DataFactors(Xs, self.kernels_, self.gammas_)
 
     # ---------------------------------------------------------------- selection
 

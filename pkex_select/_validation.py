@@ -113,19 +113,3 @@ def standardise(columns):
     scaled /= np.where(constant | (std == 0), 1.0, std)
     scaled[:, constant] = 0.0
     return scaled, constant
-
-
-def check_n_samples(n_samples, estimator, block_size=None):
-    """Raise when the HSIC/MMD ``estimator`` is undefined for ``n_samples`` samples."""
-    if n_samples < 2:
-        raise ValueError(f"At least 2 samples are needed, got {n_samples}.")
-    if estimator == "unbiased" and n_samples < 4:
-        raise ValueError(
-            f"The unbiased estimator needs at least 4 samples, got {n_samples}; "
-            "use estimator='biased'."
-        )
-    if estimator == "block" and n_samples < block_size:
-        raise ValueError(
-            f"estimator='block' needs at least block_size={block_size} samples, got "
-            f"{n_samples}; lower block_size or use estimator='biased'."
-        )

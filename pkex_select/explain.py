@@ -5,13 +5,12 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.utils.validation import check_array
 
-from ._engine import shapley_values
-from ._models import SUPPORTED, as_dense, model_output, read_model
+from . import _models
+from ._engine import rows_per_task, shapley_values
+from ._models import SUPPORTED, as_dense, read_model
 from .kernels import factor_tensor
 
 __all__ = ["Explanation", "ProductKernelExplainer"]
-
-_BLOCK_BYTES = 16 * 2**20
 
 
 @dataclass
@@ -168,7 +167,7 @@ class ProductKernelExplainer:
     def _factor_blocks(self, inputs):
         e = self._expansion
         n_pairs = e.points.shape[0] * len(e.terms)
-        rows = max(1, _BLOCK_BYTES // (8 * max(1, n_pairs * self.n_features_in_)))
+        rows = rows_per_task(inputs.shape[0], 8 * n_pairs * self.n_features_in_)
         for start in range(0, inputs.shape[0], rows):
             block = inputs[start : start + rows]
             Z = [factor_tensor(block, e.points, term.kernel, term.gamma) for term in e.terms]
@@ -233,7 +232,7 @@ class ProductKernelExplainer:
     def model_output(self, X):
         """The model output the explanations add up to (see the ``model`` parameter)."""
         self._prepare(X)
-        return model_output(self.model, X)
+        return _models.model_output(self.model, X)
 
     def _subset_masks(self, subsets):
         if isinstance(subsets, np.ndarray) and subsets.dtype == bool:

@@ -3,26 +3,13 @@
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
 from . import _pairgame
-from ._gram import (
-    TargetGram,
-    block_hsic_weights,
-    block_members,
-    block_pairs,
-    check_gram_matrices,
-    hsic_weights,
-)
+from ._gram import TargetGram, check_gram_matrices
 from ._selection import ShapleySelectorBase
-from ._validation import (
-    categorical_dtypes,
-    check_n_samples,
-    encode_labels,
-    is_class_labels,
-    standardise,
-)
+from ._statistics import HSIC
+from ._validation import categorical_dtypes, encode_labels, is_class_labels, standardise
 from .kernels import BANDWIDTH_RULES, bandwidths, gamma_from_bandwidth
 
 __all__ = ["HSICShapleySelector", "hsic_shapley_values"]
@@ -93,17 +80,10 @@ def hsic_shapley_values(K, L, *, estimator="biased", block_size=20, n_repetition
     0
     """
     K, L = check_gram_matrices(K, L)
-    check_n_samples(K.shape[1], estimator, block_size)
-    gram = TargetGram(L)
-    orders = np.arange(K.shape[1])[None, :]
-    if estimator == "block":
-        members = block_members(K.shape[1], block_size, n_repetitions,
-                                check_random_state(random_state))
-        weights = block_hsic_weights(gram, members.shape[0], orders)
-        return _pairgame.solve_gram_matrices(K, weights, blocks=[members], expand=block_pairs,
-                                             n_jobs=n_jobs)
-    return _pairgame.solve_gram_matrices(K, hsic_weights(gram, estimator, orders),
-                                         n_jobs=n_jobs)
+    statistic = HSIC(estimator, block_size, n_repetitions)
+    values = _pairgame.attribute(statistic, _pairgame.GramFactors(K), TargetGram(L), K.shape[1],
+                                 random_state=random_state, n_jobs=n_jobs)
+    return values[0]
 
 
 class HSICShapleySelector(ShapleySelectorBase):
@@ -272,12 +252,8 @@ class HSICShapleySelector(ShapleySelectorBase):
             raise ValueError(
                 "y is constant: HSIC is 0 for every feature and there is nothing to select."
             )
-        return Y
+        gamma = gamma_from_bandwidth(kernel, self.target_bandwidth_)
+        return TargetGram(Y=Y, kernels=[kernel] * Y.shape[1], gamma=np.atleast_1d(gamma))
 
-    def _make_weights(self, Y, estimator, orders, n_blocks_total):
-        kernels = [self.target_kernel_] * Y.shape[1]
-        gamma = gamma_from_bandwidth(self.target_kernel_, self.target_bandwidth_)
-        gram = TargetGram(Y=Y, kernels=kernels, gamma=np.atleast_1d(gamma))
-        if estimator == "block":
-            return block_hsic_weights(gram, n_blocks_total, orders)
-        return hsic_weights(gram, estimator, orders)
+    def _statistic(self):
+        return HSIC(self.estimator, self.block_size, self.n_repetitions)

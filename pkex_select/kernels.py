@@ -26,7 +26,6 @@ __all__ = [
     "gamma_from_bandwidth",
     "kernel_factor",
     "factor_tensor",
-    "iter_factor_blocks",
     "gram_matrices",
 ]
 
@@ -36,7 +35,6 @@ BANDWIDTH_RULES = ("median", "scott", "silverman", "std")
 # Rows used by the median heuristic: its cost is quadratic in them and the median of
 # 10^5 or more distances is stable to a few percent.
 _MEDIAN_MAX_ROWS = 1000
-_BLOCK_BYTES = 16 * 2**20
 
 
 def kernel_factor(a, b, kernel, gamma=1.0):
@@ -251,28 +249,6 @@ def factor_tensor(A, B, kernels="rbf", gamma=1.0):
         cols = np.array([j for j, k in enumerate(kernels) if k == kernel])
         Z[:, :, cols] = kernel_factor(A[:, None, cols], B[None, :, cols], kernel, gamma[cols])
     return Z
-
-
-def iter_factor_blocks(A, B, kernels="rbf", gamma=1.0, *, block_rows=None):
-    """Yield ``(rows, Z_block)`` with the factor tensor of ``A[rows]`` against ``B``.
-
-    Memory stays bounded (about 16 MiB per block by default) however large ``A`` is.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from pkex_select.kernels import iter_factor_blocks
-    >>> [(rows, Z.shape) for rows, Z in iter_factor_blocks(np.zeros((5, 3)), np.zeros((4, 3)),
-    ...                                                    block_rows=2)]
-    [(slice(0, 2, None), (2, 4, 3)), (slice(2, 4, None), (2, 4, 3)), (slice(4, 5, None), (1, 4, 3))]
-    """
-    A = np.asarray(A)
-    B = np.asarray(B)
-    if block_rows is None:
-        block_rows = max(1, _BLOCK_BYTES // (8 * max(1, B.shape[0] * B.shape[-1])))
-    for start in range(0, A.shape[0], block_rows):
-        rows = slice(start, min(start + block_rows, A.shape[0]))
-        yield rows, factor_tensor(A[rows], B, kernels, gamma)
 
 
 def gram_matrices(X, kernels="rbf", gamma=1.0):

@@ -6,8 +6,9 @@ import numpy as np
 from sklearn.utils._param_validation import StrOptions, validate_params
 
 from . import _pairgame
-from ._gram import check_feature_grams, mmd_weights
+from ._gram import check_feature_grams
 from ._selection import ShapleySelectorBase
+from ._statistics import MMD
 from ._validation import encode_labels
 
 __all__ = ["MMDShapleyAttributor", "attribute_shift", "mmd_shapley_values"]
@@ -91,8 +92,9 @@ def mmd_shapley_values(K, y, *, estimator="biased", n_jobs=None):
     if len(y) != n:
         raise ValueError(f"y has {len(y)} labels for {n} samples.")
     _, codes = _group_codes(y)
-    weights = mmd_weights(codes, estimator, np.arange(n)[None, :])
-    return _pairgame.solve_gram_matrices(K, weights, n_jobs=n_jobs)
+    values = _pairgame.attribute(MMD(estimator), _pairgame.GramFactors(K), codes, n,
+                                 n_jobs=n_jobs)
+    return values[0]
 
 
 class MMDShapleyAttributor(ShapleySelectorBase):
@@ -203,8 +205,8 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         self.classes_, codes = _group_codes(y)
         return codes
 
-    def _make_weights(self, codes, estimator, orders, n_blocks_total):
-        return mmd_weights(codes, estimator, orders)
+    def _statistic(self):
+        return MMD(self.estimator)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

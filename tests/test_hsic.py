@@ -11,7 +11,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from benchmarks.references import shapley_from_coalition_values
 from pkex_select import HSICShapleySelector, hsic_shapley_values
-from pkex_select._gram import block_members
+from pkex_select._plan import SampleBlocks
 from pkex_select.kernels import gram_matrices
 
 rng = np.random.default_rng(0)
@@ -60,7 +60,7 @@ def test_matches_enumeration_and_adds_up_to_hsic(grams, estimator, statistic):
 
 def test_block_estimator_matches_enumeration(grams):
     K, L = grams
-    members = block_members(24, 6, 2, np.random.RandomState(3))
+    members = SampleBlocks(24, 6, 2, np.random.RandomState(3), pair_bytes=8).members
 
     def block_statistic(Km):
         return np.mean([biased_hsic(Km[np.ix_(m, m)], L[np.ix_(m, m)]) for m in members])

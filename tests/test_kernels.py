@@ -7,7 +7,6 @@ from pkex_select.kernels import (
     factor_tensor,
     gamma_from_bandwidth,
     gram_matrices,
-    iter_factor_blocks,
     kernel_factor,
 )
 
@@ -41,11 +40,7 @@ def test_per_feature_kernels_and_gammas():
     assert np.all((Z >= 0) & (Z <= 1))
 
 
-def test_blocks_and_grams_agree_with_the_full_tensor():
-    Z = factor_tensor(A, B, "rbf", 0.5)
-    blocks = list(iter_factor_blocks(A, B, "rbf", 0.5, block_rows=3))
-    assert [rows.stop for rows, _ in blocks] == [3, 6, 7]
-    np.testing.assert_array_equal(np.concatenate([Zb for _, Zb in blocks]), Z)
+def test_grams_agree_with_the_full_tensor():
     K = gram_matrices(A, "rbf", 0.5)
     assert K.shape == (4, 7, 7)
     np.testing.assert_allclose(np.diagonal(K, axis1=1, axis2=2), 1.0)
