@@ -150,6 +150,11 @@ class HSICShapleySelector(ShapleySelectorBase):
         Permutation p-values of the values (only with ``n_permutations > 0``).
     pvalue_ : float
         Permutation p-value of HSIC (only with ``n_permutations > 0``).
+    null_distribution_ : ndarray of shape (n_permutations, n_features_in_)
+        The Shapley values under each permutation of y (only with ``n_permutations > 0``);
+        their row sums are the HSIC null distribution. ``pvalues_[j]`` is
+        ``(1 + #{values >= shapley_values_[j]}) / (1 + n_permutations)``, counting values
+        within 100 ulps as ties (as :func:`scipy.stats.permutation_test` does).
     bandwidths_ : ndarray of shape (n_features_in_,)
         Bandwidths used, in units of each feature's standard deviation.
     gammas_ : ndarray of shape (n_features_in_,)

@@ -148,6 +148,9 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         Permutation p-value of the two-sample test (only with ``n_permutations > 0``).
     pvalues_ : ndarray of shape (n_features_in_,)
         Permutation p-values of the attributions (only with ``n_permutations > 0``).
+    null_distribution_ : ndarray of shape (n_permutations, n_features_in_)
+        The Shapley values under each permutation of the sample labels (only with
+        ``n_permutations > 0``); their row sums are the MMD^2 null distribution.
     classes_ : ndarray
         The sample labels.
     bandwidths_, gammas_, kernels_ : as in :class:`HSICShapleySelector`

@@ -254,3 +254,23 @@ def test_design_notes_cited_by_the_code_are_in_the_repository():
     assert cited, "the engine's docstring cites the design notes"
     for path in cited:
         assert (root / path).is_file(), f"{path} is cited but missing"
+
+
+def test_no_module_reads_another_modules_private_names():
+    import ast
+
+    package = Path(pkex_select.__file__).resolve().parent
+    modules = {path.stem for path in package.glob("*.py")}
+    offences = []
+    for path in package.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                offences += [f"{path.name}: from .{node.module} import {alias.name}"
+                             for alias in node.names
+                             if alias.name.startswith("_") and node.module is not None]
+            if (isinstance(node, ast.Attribute) and node.attr.startswith("_")
+                    and not node.attr.startswith("__") and isinstance(node.value, ast.Name)
+                    and node.value.id in modules and node.value.id != "self"):
+                offences.append(f"{path.name}: {node.value.id}.{node.attr}")
+    assert offences == []

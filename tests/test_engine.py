@@ -7,9 +7,9 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy.special import comb
 
-from benchmarks.references import enumeration_shapley, recursion_shapley
 from pkex_select import pair_contributions, shapley_values
 from pkex_select._engine import beta_quadrature
+from tests.references import enumeration_shapley, recursion_shapley
 
 BACKENDS = ["numba", "numpy"]
 RTOL = 1e-12

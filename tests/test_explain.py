@@ -24,8 +24,8 @@ from sklearn.preprocessing import (
 )
 from sklearn.svm import SVC, SVR, NuSVC, NuSVR, OneClassSVM
 
-from benchmarks.references import shapley_from_coalition_values
 from pkex_select import ProductKernelExplainer
+from tests.references import shapley_from_coalition_values
 
 rng = np.random.default_rng(0)
 N_FEATURES = 5

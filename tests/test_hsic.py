@@ -9,10 +9,10 @@ from sklearn.pipeline import Pipeline
 from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from benchmarks.references import shapley_from_coalition_values
 from pkex_select import HSICShapleySelector, hsic_shapley_values
 from pkex_select._plan import SampleBlocks
 from pkex_select.kernels import gram_matrices
+from tests.references import shapley_from_coalition_values
 
 rng = np.random.default_rng(0)
 
@@ -81,15 +81,17 @@ def test_constant_feature_is_a_dummy(grams):
 
 
 def test_selector_is_the_gram_matrix_function_on_standardised_data():
+    # One path for both: the same statistic, plan and permutations from the same seed.
     X = rng.normal(size=(60, 4)) * [1, 10, 100, 0.1]
     y = X[:, 1] ** 2 + 0.1 * rng.normal(size=60)
-    for estimator in ["biased", "unbiased"]:
-        selector = HSICShapleySelector(estimator=estimator).fit(X, y)
+    block = {"block_size": 12, "n_repetitions": 2, "random_state": 5}
+    for estimator, params in [("biased", {}), ("unbiased", {}), ("block", block)]:
+        selector = HSICShapleySelector(estimator=estimator, **params).fit(X, y)
         Xs = (X - X.mean(0)) / X.std(0)
         ys = (y - y.mean()) / y.std()
         K = gram_matrices(Xs, "rbf", selector.gammas_)
         L = gram_matrices(ys[:, None], "rbf", 1 / (2 * selector.target_bandwidth_[0] ** 2))[0]
-        expected = hsic_shapley_values(K, L, estimator=estimator)
+        expected = hsic_shapley_values(K, L, estimator=estimator, **params)
         np.testing.assert_allclose(selector.shapley_values_, expected, rtol=1e-11, atol=1e-16)
         assert np.isclose(selector.hsic_, selector.shapley_values_.sum(), rtol=1e-12)
     # Rankings do not follow the units of the features.
@@ -135,6 +137,20 @@ def test_permutation_pvalues():
     reference = HSICShapleySelector(n_permutations=1, random_state=0).fit(X, y)
     permuted_exceeds = refit.shapley_values_ >= reference.shapley_values_
     np.testing.assert_array_equal(reference.pvalues_, np.where(permuted_exceeds, 1.0, 0.5))
+    # The null distribution is kept: the values of every permutation, and what p counts.
+    np.testing.assert_allclose(reference.null_distribution_[0], refit.shapley_values_,
+                               rtol=1e-12, atol=1e-17)
+    assert selector.null_distribution_.shape == (199, 6)
+    counts = np.sum(selector.null_distribution_ >= selector.shapley_values_, axis=0)
+    np.testing.assert_array_equal(selector.pvalues_, (1 + counts) / 200)
+
+
+def test_permutation_ties_count_up_to_rounding():
+    from pkex_select._pairgame import permutation_pvalues
+
+    observed = 0.1 + 0.2  # a permutation reproducing it by another summation order
+    values = np.array([[observed, 1.0], [0.3, 1.0 - 1e-9], [0.29, 1.0 - 1e-9]])
+    np.testing.assert_array_equal(permutation_pvalues(values), [2 / 3, 1 / 3])
 
 
 def test_permutation_pvalues_are_uniform_ish_under_the_null():

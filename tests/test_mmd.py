@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from benchmarks.references import shapley_from_coalition_values
 from pkex_select import MMDShapleyAttributor, attribute_shift, mmd_shapley_values
 from pkex_select.kernels import gram_matrices
+from tests.references import shapley_from_coalition_values
 
 rng = np.random.default_rng(0)
 
@@ -52,12 +52,14 @@ def test_attributor_matches_the_gram_function_and_the_convenience():
     X = rng.normal(size=(60, 4))
     X[30:, 0] += 1.0
     y = np.repeat(["ref", "new"], 30)
-    attributor = MMDShapleyAttributor(estimator="unbiased").fit(X, y)
     Xs = (X - X.mean(0)) / X.std(0)
-    expected = mmd_shapley_values(gram_matrices(Xs, "rbf", attributor.gammas_), y,
-                                  estimator="unbiased")
-    np.testing.assert_allclose(attributor.shapley_values_, expected, rtol=1e-11, atol=1e-16)
-    assert np.isclose(attributor.mmd_, expected.sum())
+    for estimator in ["biased", "unbiased"]:
+        attributor = MMDShapleyAttributor(estimator=estimator).fit(X, y)
+        expected = mmd_shapley_values(gram_matrices(Xs, "rbf", attributor.gammas_), y,
+                                      estimator=estimator)
+        np.testing.assert_allclose(attributor.shapley_values_, expected, rtol=1e-11,
+                                   atol=1e-16)
+        assert np.isclose(attributor.mmd_, expected.sum())
     assert list(attributor.classes_) == ["new", "ref"]
     shifted = attribute_shift(X[:30], X[30:], estimator="unbiased")
     np.testing.assert_allclose(shifted.shapley_values_, attributor.shapley_values_, rtol=1e-12)

@@ -5,7 +5,7 @@ import csv
 import numpy as np
 import pytest
 
-from benchmarks.references import enumeration_shapley, interpolation_shapley
+from tests.references import enumeration_shapley, interpolation_shapley
 
 
 @pytest.mark.parametrize("nodes", ["fft", "chebyshev"])

@@ -7,7 +7,7 @@ each in a fresh worker process:
 
 - ``pkex``: this library's engine (compiled kernel, one thread), ``pkex-2jobs`` with
   ``n_jobs=2``, and ``pkex-numpy`` (the vectorised NumPy reference path);
-- ``recursion``: the published prefix/suffix ESP recursion (benchmarks/references.py). It keeps
+- ``recursion``: the published prefix/suffix ESP recursion (tests/references.py). It keeps
   O(d^2) numbers per pair, so from d = 2000 it cannot hold 500 pairs in this machine's 24 GiB;
   there it runs on 8 pairs to show its overflow;
 - ``enumeration``: all 2^d coalitions, for d <= 16.
@@ -40,8 +40,8 @@ def make_game(n_features, n_pairs, seed):
 
 
 def solver(method):
-    from benchmarks.references import enumeration_shapley, recursion_shapley
     from pkex_select import shapley_values
+    from tests.references import enumeration_shapley, recursion_shapley
 
     return {
         "pkex": lambda Z, w: shapley_values(Z, w, n_jobs=1),

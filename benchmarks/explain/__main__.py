@@ -7,7 +7,7 @@ are support vectors) is explained for 1 and for 100 test points by
 
 - ``pkex``: this library's ``ProductKernelExplainer`` (one thread);
 - ``shapiq``: shapiq's ``ProductKernelExplainer`` (the published algorithm as packaged);
-- ``recursion``: the published prefix/suffix recursion (benchmarks/references.py) per point;
+- ``recursion``: the published prefix/suffix recursion (tests/references.py) per point;
 - ``kernelshap``: shap's ``KernelExplainer`` with its default budget (2d + 2048 coalitions)
   and no l1 pre-selection, estimating the same removal game (coalitions coded as 0/1
   inputs, background all zeros).
@@ -28,9 +28,9 @@ import numpy as np
 from sklearn.svm import SVR
 
 from benchmarks._measure import markdown_table, progress, write_results
-from benchmarks.references import recursion_shapley
 from pkex_select import ProductKernelExplainer
 from pkex_select.kernels import factor_tensor
+from tests.references import recursion_shapley
 
 DIMS = (10, 50, 100, 200, 500)
 RESULTS = Path(__file__).parent / "results"

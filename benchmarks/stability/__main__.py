@@ -28,9 +28,9 @@ import numpy as np
 from sklearn.kernel_ridge import KernelRidge
 
 from benchmarks._measure import markdown_table, progress, save_figure, write_results
-from benchmarks.references import enumeration_shapley, interpolation_shapley, recursion_shapley
 from pkex_select import shapley_values
 from pkex_select.kernels import factor_tensor
+from tests.references import enumeration_shapley, interpolation_shapley, recursion_shapley
 
 DIMS = (10, 15, 20, 25, 30, 40, 50, 70, 100, 200, 500, 1000, 2000, 5000)
 RESULTS = Path(__file__).parent / "results"

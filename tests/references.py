@@ -1,4 +1,6 @@
-"""Independent references for the pair-game Shapley values; used by tests and benchmarks.
+"""Independent references for the pair-game Shapley values: the tests' oracles.
+
+The benchmarks time the same functions as baselines.
 
 - :func:`enumeration_shapley` evaluates all 2^d coalitions (the definition itself).
 - :func:`recursion_shapley` is the published PKeX-Shapley algorithm: prefix tables of
