@@ -4,10 +4,9 @@ from functools import cached_property
 
 import numpy as np
 
+from ._engine import rows_per_task
 from .kernels import kernel_factor
 
-# Row blocks of the target Gram matrix evaluated at once when its row means are computed.
-_ROWS = 256
 
 
 def check_feature_grams(K, statistic):
@@ -88,7 +87,8 @@ class TargetGram:
     def row_means(self):
         """Row means of the whole matrix, O(n^2) evaluations in row blocks (O(n) memory each)."""
         everyone = self._identity
+        rows = rows_per_task(self.n_samples, 8 * self.n_samples * everyone[0].size)
         return np.concatenate([
-            self.entries(everyone[rows][:, None], everyone[None, :]).mean(axis=1)
-            for rows in np.array_split(np.arange(self.n_samples), max(1, self.n_samples // _ROWS))
+            self.entries(everyone[start : start + rows][:, None], everyone[None, :]).mean(axis=1)
+            for start in range(0, self.n_samples, rows)
         ])
