@@ -8,7 +8,6 @@ from ._engine import rows_per_task
 from .kernels import kernel_factor
 
 
-
 def check_feature_grams(K, statistic):
     """Validate per-feature Gram matrices K (d, n, n): symmetric, finite, unit diagonal."""
     K = np.asarray(K, dtype=np.float64)

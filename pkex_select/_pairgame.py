@@ -120,15 +120,3 @@ def permutation_orders(n_samples, n_permutations, random_state):
     for k in range(1, n_permutations + 1):
         orders[k] = random_state.permutation(n_samples)
     return orders
-
-
-def permutation_pvalues(values):
-    """One-sided p-values (1 + #{perm >= observed}) / (1 + n_perm) per column.
-
-    A permuted value within 100 ulps of the observed one counts as a tie (as in
-    :func:`scipy.stats.permutation_test`): a permutation that leaves the statistic unchanged
-    up to rounding is as extreme as the observation.
-    """
-    observed, permuted = values[0], values[1:]
-    tolerance = 100 * np.finfo(np.float64).eps * np.abs(observed)
-    return (1.0 + np.sum(permuted >= observed - tolerance, axis=0)) / (1.0 + permuted.shape[0])

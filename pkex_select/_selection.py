@@ -17,6 +17,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _pairgame
+from ._pvalues import CORRECTIONS, adjusted_pvalues, permutation_pvalues
 from ._validation import check_no_missing, encode_labels, standardise
 from .kernels import BANDWIDTH_RULES, bandwidths, gamma_from_bandwidth
 
@@ -34,6 +35,8 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         "bandwidth": [StrOptions(set(BANDWIDTH_RULES)), Interval(Real, 0, None, closed="neither")],
         "categorical_features": ["array-like", None],
         "n_permutations": [Interval(Integral, 0, None, closed="left")],
+        "correction": [StrOptions(set(CORRECTIONS))],
+        "alpha": [Interval(Real, 0, 1, closed="neither"), None],
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
         "verbose": ["verbose"],
@@ -66,6 +69,13 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         self : object
         """
         self._validate_params()
+        if self.alpha is not None and self.n_permutations == 0:
+            raise ValueError(
+                "alpha selects the features whose adjusted permutation p-value is at most "
+                "alpha; set n_permutations (for example 999) as well."
+            )
+        if self.alpha is not None and self.threshold is not None:
+            raise ValueError("Set either threshold or alpha, not both.")
         if y is not None:
             check_no_missing(y)
         X, validated = self._validate_features(X, y)
@@ -81,9 +91,11 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         setattr(self, self._statistic_name, float(values[0].sum()))
         if self.n_permutations:
             self.null_distribution_ = values[1:]
-            self.pvalues_ = _pairgame.permutation_pvalues(values)
+            self.pvalues_ = permutation_pvalues(values)
+            self.adjusted_pvalues_ = adjusted_pvalues(values, self.correction,
+                                                      ~self._constant_mask_)
             statistics = values.sum(axis=1, keepdims=True)  # efficiency: the statistic itself
-            self.pvalue_ = float(_pairgame.permutation_pvalues(statistics)[0])
+            self.pvalue_ = float(permutation_pvalues(statistics)[0])
         # Constant columns carry no information: they rank last and are never selected.
         order = np.lexsort((-self.shapley_values_, self._constant_mask_))
         self.ranking_ = np.empty(X.shape[1], dtype=np.intp)
@@ -210,6 +222,8 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
 
     def _get_support_mask(self):
         check_is_fitted(self, "shapley_values_")
+        if self.alpha is not None:
+            return (self.adjusted_pvalues_ <= self.alpha) & ~self._constant_mask_
         if self.threshold is not None:
             return (self.shapley_values_ >= self.threshold) & ~self._constant_mask_
         return (self.ranking_ <= self._n_selected()) & ~self._constant_mask_

@@ -127,6 +127,19 @@ class HSICShapleySelector(ShapleySelectorBase):
         When positive, per-feature permutation p-values ``pvalues_`` and the p-value of the
         HSIC independence test ``pvalue_``. Each permutation of y re-weights the same pairs:
         one matrix-vector product per block of pairs, no new Shapley computation.
+    correction : {"maxT", "holm", "fdr_bh"}, default="maxT"
+        How ``adjusted_pvalues_`` correct the per-feature p-values for testing every
+        feature. "maxT": the Westfall-Young step-down procedure on the values studentised
+        by their permutation null; it controls the family-wise error under any dependence
+        between features, using the joint null that every permutation already gives, and is
+        more powerful than Holm. "holm": Holm's step-down (family-wise error). "fdr_bh":
+        Benjamini-Hochberg (false discovery rate), by
+        :func:`scipy.stats.false_discovery_control`.
+    alpha : float in (0, 1), default=None
+        When given (``n_permutations`` must be positive), keep exactly the features whose
+        adjusted p-value is at most ``alpha``, as :class:`~sklearn.feature_selection.SelectFwe`
+        and :class:`~sklearn.feature_selection.SelectFdr` do; ``n_features_to_select`` is
+        then ignored. Possibly no feature is kept.
     random_state : int, RandomState instance or None, default=None
         Permutations and block partitions.
     n_jobs : int, default=None
@@ -148,6 +161,9 @@ class HSICShapleySelector(ShapleySelectorBase):
         they rank last and are never selected, whatever ``threshold`` is.
     pvalues_ : ndarray of shape (n_features_in_,)
         Permutation p-values of the values (only with ``n_permutations > 0``).
+    adjusted_pvalues_ : ndarray of shape (n_features_in_,)
+        ``pvalues_`` corrected for multiplicity by ``correction`` (only with
+        ``n_permutations > 0``). Constant features are left out of the family and get 1.
     pvalue_ : float
         Permutation p-value of HSIC (only with ``n_permutations > 0``).
     null_distribution_ : ndarray of shape (n_permutations, n_features_in_)
@@ -202,7 +218,8 @@ class HSICShapleySelector(ShapleySelectorBase):
     def __init__(self, n_features_to_select=0.2, *, threshold=None, estimator="biased",
                  kernel="rbf", bandwidth="median", categorical_features=None,
                  target_kernel="auto", target_bandwidth="median", block_size=20,
-                 n_repetitions=3, n_permutations=0, random_state=None, n_jobs=None,
+                 n_repetitions=3, n_permutations=0, correction="maxT", alpha=None,
+                 random_state=None, n_jobs=None,
                  verbose=0):
         self.n_features_to_select = n_features_to_select
         self.threshold = threshold
@@ -215,6 +232,8 @@ class HSICShapleySelector(ShapleySelectorBase):
         self.block_size = block_size
         self.n_repetitions = n_repetitions
         self.n_permutations = n_permutations
+        self.correction = correction
+        self.alpha = alpha
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose

@@ -125,6 +125,14 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         When positive, ``pvalue_`` (the permutation two-sample test) and ``pvalues_`` (one
         per feature). Each permutation of the labels re-weights the same pairs: one
         matrix-vector product per block of pairs.
+    correction : {"maxT", "holm", "fdr_bh"}, default="maxT"
+        How ``adjusted_pvalues_`` correct the per-feature p-values for testing every
+        feature; see :class:`HSICShapleySelector`.
+    alpha : float in (0, 1), default=None
+        When given (``n_permutations`` must be positive), keep exactly the features whose
+        adjusted p-value is at most ``alpha``; ``n_features_to_select`` is then ignored.
+        With the default maxT correction, the chance of flagging any feature when nothing
+        drifted is at most ``alpha``.
     random_state : int, RandomState instance or None, default=None
         Permutations.
     n_jobs : int, default=None
@@ -148,6 +156,9 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         Permutation p-value of the two-sample test (only with ``n_permutations > 0``).
     pvalues_ : ndarray of shape (n_features_in_,)
         Permutation p-values of the attributions (only with ``n_permutations > 0``).
+    adjusted_pvalues_ : ndarray of shape (n_features_in_,)
+        ``pvalues_`` corrected for multiplicity by ``correction`` (only with
+        ``n_permutations > 0``). Constant features are left out of the family and get 1.
     null_distribution_ : ndarray of shape (n_permutations, n_features_in_)
         The Shapley values under each permutation of the sample labels (only with
         ``n_permutations > 0``); their row sums are the MMD^2 null distribution.
@@ -192,7 +203,8 @@ class MMDShapleyAttributor(ShapleySelectorBase):
 
     def __init__(self, n_features_to_select=0.2, *, threshold=None, estimator="biased",
                  kernel="rbf", bandwidth="median", categorical_features=None,
-                 n_permutations=0, random_state=None, n_jobs=None, verbose=0):
+                 n_permutations=0, correction="maxT", alpha=None, random_state=None,
+                 n_jobs=None, verbose=0):
         self.n_features_to_select = n_features_to_select
         self.threshold = threshold
         self.estimator = estimator
@@ -200,6 +212,8 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         self.bandwidth = bandwidth
         self.categorical_features = categorical_features
         self.n_permutations = n_permutations
+        self.correction = correction
+        self.alpha = alpha
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose

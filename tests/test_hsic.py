@@ -146,7 +146,7 @@ def test_permutation_pvalues():
 
 
 def test_permutation_ties_count_up_to_rounding():
-    from pkex_select._pairgame import permutation_pvalues
+    from pkex_select._pvalues import permutation_pvalues
 
     observed = 0.1 + 0.2  # a permutation reproducing it by another summation order
     values = np.array([[observed, 1.0], [0.3, 1.0 - 1e-9], [0.29, 1.0 - 1e-9]])

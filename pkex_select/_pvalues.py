@@ -1,0 +1,110 @@
+"""Permutation p-values of Shapley values, and their corrections for multiplicity.
+
+Every permutation of the labels already yields the whole Shapley vector, so the joint null
+distribution of all features is at hand: the Westfall-Young maxT step-down procedure uses it
+to control the family-wise error without assuming independence between features.
+"""
+
+import numpy as np
+from scipy.stats import false_discovery_control
+
+CORRECTIONS = ("maxT", "holm", "fdr_bh")
+# A permuted value within this many ulps of the observed one counts as a tie, as in
+# scipy.stats.permutation_test: a permutation that reproduces the statistic up to rounding
+# is as extreme as the observation.
+_TIE_ULPS = 100
+
+
+def _at_least(permuted, observed):
+    tolerance = _TIE_ULPS * np.finfo(np.float64).eps * np.abs(observed)
+    return permuted >= observed - tolerance
+
+
+def permutation_pvalues(values):
+    """One-sided p-values ``(1 + #{perm >= observed}) / (1 + n_perm)`` per column.
+
+    ``values`` has shape (1 + n_permutations, n_columns), the observed row first.
+    """
+    observed, permuted = values[0], values[1:]
+    return (1.0 + np.sum(_at_least(permuted, observed), axis=0)) / (1.0 + permuted.shape[0])
+
+
+def studentise(values):
+    """Centre and scale each column by its permutation null (rows 1, 2, ...).
+
+    A column without spread under the null (a constant feature) becomes -inf: it can never
+    be significant.
+    """
+    null = values[1:]
+    spread = null.std(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scaled = (values - null.mean(axis=0)) / spread
+    scaled[:, spread == 0] = -np.inf
+    return scaled
+
+
+def maxt_pvalues(values):
+    """Westfall-Young maxT step-down adjusted p-values, one-sided (large values significant).
+
+    The statistics are the studentised values (:func:`studentise`), so that features with a
+    wider null spread do not dominate the maximum. With the features ordered by their
+    observed statistic, the adjusted p-value of the k-th is the share of permutations whose
+    largest statistic over the k-th and all less significant features reaches it, made
+    monotone (Westfall and Young, 1993, Algorithm 2.8).
+
+    Parameters
+    ----------
+    values : ndarray of shape (1 + n_permutations, n_features)
+
+    Returns
+    -------
+    ndarray of shape (n_features,)
+    """
+    statistics = studentise(values)
+    observed, permuted = statistics[0], statistics[1:]
+    order = np.argsort(-observed, kind="stable")
+    # Successive maxima from the least significant feature upwards.
+    running_max = np.maximum.accumulate(permuted[:, order[::-1]], axis=1)[:, ::-1]
+    with np.errstate(invalid="ignore"):  # -inf against -inf: a constant feature, never significant
+        exceed = _at_least(running_max, observed[order])
+    adjusted = (1.0 + exceed.sum(axis=0)) / (1.0 + permuted.shape[0])
+    adjusted = np.maximum.accumulate(adjusted)
+    adjusted[~np.isfinite(observed[order])] = 1.0
+    result = np.empty_like(adjusted)
+    result[order] = adjusted
+    return result
+
+
+def holm_pvalues(pvalues):
+    """Holm's step-down adjustment (family-wise error, any dependence)."""
+    pvalues = np.asarray(pvalues, dtype=np.float64)
+    m = pvalues.size
+    order = np.argsort(pvalues, kind="stable")
+    adjusted = np.maximum.accumulate((m - np.arange(m)) * pvalues[order])
+    result = np.empty(m)
+    result[order] = np.minimum(adjusted, 1.0)
+    return result
+
+
+def adjusted_pvalues(values, correction, family):
+    """Adjusted p-values of the features in ``family`` (a mask); 1 outside it.
+
+    Parameters
+    ----------
+    values : ndarray of shape (1 + n_permutations, n_features)
+        Shapley values, the observed row first.
+    correction : {"maxT", "holm", "fdr_bh"}
+    family : ndarray of bool of shape (n_features,)
+        The features tested (constant features are left out: they cannot be selected).
+    """
+    result = np.ones(values.shape[1])
+    if not family.any():
+        return result
+    members = values[:, family]
+    if correction == "maxT":
+        result[family] = maxt_pvalues(members)
+    elif correction == "holm":
+        result[family] = holm_pvalues(permutation_pvalues(members))
+    else:
+        result[family] = false_discovery_control(permutation_pvalues(members), method="bh")
+    return result

@@ -1,0 +1,108 @@
+"""Permutation p-values and their multiplicity corrections, against direct computations."""
+
+import numpy as np
+import pytest
+from scipy.stats import false_discovery_control
+
+from pkex_select import HSICShapleySelector, MMDShapleyAttributor
+from pkex_select._pvalues import (
+    adjusted_pvalues,
+    holm_pvalues,
+    maxt_pvalues,
+    permutation_pvalues,
+)
+
+rng = np.random.default_rng(0)
+
+
+def maxt_by_definition(values):
+    """Westfall-Young step-down maxT, written out feature by feature."""
+    null = values[1:]
+    z = (values - null.mean(0)) / null.std(0)
+    observed, permuted = z[0], z[1:]
+    order = np.argsort(-observed)
+    adjusted = np.empty(len(order))
+    previous = 0.0
+    for k, j in enumerate(order):
+        rest = order[k:]
+        count = np.sum(permuted[:, rest].max(axis=1) >= observed[j] * (1 - 1e-13))
+        previous = max(previous, (1 + count) / (1 + len(permuted)))
+        adjusted[j] = previous
+    return adjusted
+
+
+def holm_by_definition(p):
+    m = len(p)
+    order = np.argsort(p)
+    adjusted = np.empty(m)
+    running = 0.0
+    for k, j in enumerate(order):
+        running = max(running, min(1.0, (m - k) * p[j]))
+        adjusted[j] = running
+    return adjusted
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_corrections_match_their_definitions(seed):
+    data = np.random.default_rng(seed)
+    values = data.normal(size=(200, 7)) * data.uniform(0.5, 3, size=7)
+    values[0, :3] += [4.0, 2.5, 1.0]
+    np.testing.assert_array_equal(maxt_pvalues(values), maxt_by_definition(values))
+    p = permutation_pvalues(values)
+    np.testing.assert_allclose(holm_pvalues(p), holm_by_definition(p))
+    family = np.ones(7, dtype=bool)
+    np.testing.assert_allclose(adjusted_pvalues(values, "fdr_bh", family),
+                               false_discovery_control(p, method="bh"))
+    # maxT is never below the raw p-value, and its first step is the global maxT test.
+    adjusted = maxt_pvalues(values)
+    assert np.all(adjusted >= p - 1e-15)
+
+
+def test_constant_features_leave_the_family():
+    values = rng.normal(size=(100, 4))
+    values[:, 2] = 0.0
+    for correction in ["maxT", "holm", "fdr_bh"]:
+        with_constant = adjusted_pvalues(values, correction, np.array([1, 1, 0, 1], bool))
+        without = adjusted_pvalues(values[:, [0, 1, 3]], correction, np.ones(3, bool))
+        assert with_constant[2] == 1.0
+        np.testing.assert_array_equal(with_constant[[0, 1, 3]], without)
+
+
+def test_alpha_selects_by_adjusted_pvalue():
+    X = rng.normal(size=(300, 20))
+    X[150:, 4] += 0.8
+    y = np.repeat([0, 1], 150)
+    attributor = MMDShapleyAttributor(n_permutations=199, alpha=0.05, random_state=0).fit(X, y)
+    assert list(attributor.get_support(indices=True)) == [4]
+    assert attributor.adjusted_pvalues_[4] <= 0.05
+    np.testing.assert_array_equal(attributor.get_support(),
+                                  attributor.adjusted_pvalues_ <= 0.05)
+    holm = MMDShapleyAttributor(n_permutations=199, alpha=0.05, correction="holm",
+                                random_state=0).fit(X, y)
+    assert np.all(holm.adjusted_pvalues_ >= holm.pvalues_)
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"alpha": 0.05}, "set n_permutations"),
+    ({"alpha": 0.05, "n_permutations": 9, "threshold": 0.0}, "either threshold or alpha"),
+    ({"alpha": 1.5, "n_permutations": 9}, "alpha"),
+    ({"correction": "bonferroni", "n_permutations": 9}, "correction"),
+])
+def test_alpha_needs_permutations(params, message):
+    with pytest.raises(ValueError, match=message):
+        HSICShapleySelector(**params).fit(rng.normal(size=(40, 3)), rng.normal(size=40))
+
+
+def test_family_wise_error_under_the_null():
+    # 60 comparisons of two samples from one distribution, d = 10: the uncorrected
+    # p-values flag some feature in about 40% of them; maxT in about 5%.
+    flagged_raw = flagged_maxt = 0
+    for seed in range(60):
+        data = np.random.default_rng(seed)
+        X = data.normal(size=(60, 10))
+        attributor = MMDShapleyAttributor(n_permutations=99, random_state=seed).fit(
+            X, np.repeat([0, 1], 30))
+        flagged_raw += np.any(attributor.pvalues_ <= 0.05)
+        flagged_maxt += np.any(attributor.adjusted_pvalues_ <= 0.05)
+    assert flagged_raw >= 12  # the correction has something to correct
+    assert flagged_maxt <= 9  # 5% of 60 is 3; 9 is beyond the 99.5% binomial quantile
