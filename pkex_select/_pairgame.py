@@ -21,30 +21,41 @@ from .kernels import factor_of_difference
 class DataFactors:
     """Kernel factors ``k_j(X[a, j], X[b, j])`` of pairs, from (standardised) numeric data.
 
-    Categorical columns hold integer codes for the delta kernel.
+    Categorical columns hold integer codes for the delta kernel. ``gammas`` holds one
+    array of per-feature parameters per bandwidth scale; a call returns the factors of
+    every scale, computed from one set of differences.
     """
 
-    def __init__(self, X, kernels, gamma):
-        self.X, self.kernels, self.gamma = X, kernels, gamma
+    def __init__(self, X, kernels, gammas):
+        self.X, self.kernels, self.gammas = X, list(kernels), [np.asarray(g) for g in gammas]
         self.n_features = X.shape[1]
 
-    def __call__(self, pairs):
+    def _differences(self, pairs):
         X = self.X
         if pairs.rows is None:
             Z = X[pairs.a]
             Z -= X[pairs.b]
-        else:  # all pairs of a row range: contiguous slices of X, no gather
-            Z = np.empty((pairs.a.size, self.n_features))
-            offset = 0
-            for a in range(*pairs.rows):
-                count = X.shape[0] - 1 - a
-                np.subtract(X[a + 1 :], X[a], out=Z[offset : offset + count])
-                offset += count
+            return Z
+        # All pairs of a row range: contiguous slices of X, no gather.
+        Z = np.empty((pairs.a.size, self.n_features))
+        offset = 0
+        for a in range(*pairs.rows):
+            count = X.shape[0] - 1 - a
+            np.subtract(X[a + 1 :], X[a], out=Z[offset : offset + count])
+            offset += count
+        return Z
+
+    def __call__(self, pairs):
+        differences = self._differences(pairs)
+        return [self._factors(differences.copy() if k < len(self.gammas) - 1 else differences,
+                              gamma) for k, gamma in enumerate(self.gammas)]
+
+    def _factors(self, Z, gamma):
         if len(set(self.kernels)) == 1:
-            return factor_of_difference(Z, self.kernels[0], self.gamma)
+            return factor_of_difference(Z, self.kernels[0], gamma)
         for kernel in set(self.kernels):
             cols = np.array([j for j, k in enumerate(self.kernels) if k == kernel])
-            Z[:, cols] = factor_of_difference(Z[:, cols], kernel, self.gamma[cols])
+            Z[:, cols] = factor_of_difference(Z[:, cols], kernel, gamma[cols])
         return Z
 
 
@@ -56,39 +67,58 @@ class GramFactors:
         self.n_features = K.shape[0]
 
     def __call__(self, pairs):
-        return self.K[:, pairs.a, pairs.b].T
+        return [self.K[:, pairs.a, pairs.b].T]
 
 
 def solve(plan, factors, weights, *, n_jobs=None, progress=None, backend="auto"):
-    """Shapley values of the statistic for every order of the labels.
+    """Shapley values of the statistic for every order of the labels, at every scale.
 
     Parameters
     ----------
     plan : AllPairs or SampleBlocks
-    factors : callable Pairs -> Z of shape (n_pairs, n_features)
+    factors : callable Pairs -> list of Z of shape (n_pairs, n_features), one per scale
     weights : callable Pairs -> weights of shape (n_orders, n_pairs)
     progress : callable (done, total) or None
         Called after each block.
 
     Returns
     -------
-    values : ndarray of shape (n_orders, n_features)
+    values : ndarray of shape (n_scales, n_orders, n_features)
+    kernel_moments : ndarray of shape (n_scales, 3)
+        Per scale, the number of pairs and the sums of the joint kernel ``prod_j z_pj``
+        and of its square over the pairs.
     """
 
     def task(block):
         pairs = plan.pairs(block)
-        return weighted_contributions(factors(pairs), weights(pairs), backend=backend)
+        block_weights = weights(pairs)
+        scales = factors(pairs)
+        values, moments = [], np.zeros((len(scales), 3))
+        for k, Z in enumerate(scales):
+            if len(scales) > 1:  # only a sum over scales needs each kernel's spread
+                joint = np.prod(Z, axis=1)
+                moments[k] = joint.size, joint.sum(), joint @ joint
+            values.append(weighted_contributions(Z, block_weights, backend=backend))
+        return np.array(values), moments
 
     n_jobs = n_jobs if len(plan.blocks) > 1 else 1
     results = Parallel(n_jobs=n_jobs, prefer="threads", return_as="generator")(
         delayed(task)(block) for block in plan.blocks
     )
-    total = 0.0
-    for done, partial in enumerate(results, start=1):
-        total = total + partial
+    values = moments = 0.0
+    for done, (block_values, block_moments) in enumerate(results, start=1):
+        values = values + block_values
+        moments = moments + block_moments
         if progress is not None:
             progress(done, len(plan.blocks))
-    return total
+    return values, moments
+
+
+def kernel_spread(moments):
+    """Standard deviation of the joint kernel over the pairs, from :func:`solve`'s moments."""
+    count, total, squares = moments.T
+    mean = total / count
+    return np.sqrt(np.maximum(squares / count - mean**2, 0.0))
 
 
 def attribute(statistic, factors, target, n_samples, *, n_permutations=0, random_state=None,
@@ -97,7 +127,10 @@ def attribute(statistic, factors, target, n_samples, *, n_permutations=0, random
 
     The one path from every entry point to the engine: plan the pairs, then solve. The
     random state draws the plan (block estimators) first, then the permutations, so that a
-    function and an estimator given the same seed attribute the same statistic.
+    function and an estimator given the same seed attribute the same statistic. With
+    several bandwidth scales the statistic is the sum over scales of the statistic divided
+    by the spread of its joint kernel over the pairs (:func:`kernel_spread`), so that no
+    scale dominates the others; a scale whose kernel has no spread adds nothing.
 
     Returns
     -------
@@ -109,8 +142,13 @@ def attribute(statistic, factors, target, n_samples, *, n_permutations=0, random
     pair_bytes = 8 * max(factors.n_features, n_permutations + 1)
     plan = statistic.plan(n_samples, rng, pair_bytes, n_jobs)
     orders = permutation_orders(n_samples, n_permutations, rng)
-    return solve(plan, factors, statistic.weights(target, orders), n_jobs=n_jobs,
-                 progress=progress)
+    values, moments = solve(plan, factors, statistic.weights(target, orders, plan), n_jobs=n_jobs,
+                            progress=progress)
+    if len(values) == 1:
+        return values[0]
+    spread = kernel_spread(moments)
+    scale_weights = np.divide(1.0, spread, out=np.zeros_like(spread), where=spread > 0)
+    return np.tensordot(scale_weights, values, axes=1)
 
 
 def permutation_orders(n_samples, n_permutations, random_state):

@@ -17,7 +17,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _pairgame
-from ._pvalues import CORRECTIONS, adjusted_pvalues, permutation_pvalues
+from ._pvalues import CORRECTIONS, adjusted_pvalues, aggregated_pvalue, permutation_pvalues
 from ._validation import check_no_missing, encode_labels, standardise
 from .kernels import BANDWIDTH_RULES, bandwidths, gamma_from_bandwidth
 
@@ -36,6 +36,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         "categorical_features": ["array-like", None],
         "n_permutations": [Interval(Integral, 0, None, closed="left")],
         "correction": [StrOptions(set(CORRECTIONS))],
+        "scales": [StrOptions({"auto"}), "array-like"],
         "alpha": [Interval(Real, 0, 1, closed="neither"), None],
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
@@ -94,8 +95,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             self.pvalues_ = permutation_pvalues(values)
             self.adjusted_pvalues_ = adjusted_pvalues(values, self.correction,
                                                       ~self._constant_mask_)
-            statistics = values.sum(axis=1, keepdims=True)  # efficiency: the statistic itself
-            self.pvalue_ = float(permutation_pvalues(statistics)[0])
+            self.pvalue_ = float(aggregated_pvalue(values))
         # Constant columns carry no information: they rank last and are never selected.
         order = np.lexsort((-self.shapley_values_, self._constant_mask_))
         self.ranking_ = np.empty(X.shape[1], dtype=np.intp)
@@ -207,10 +207,28 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         self.kernels_ = [
             "delta" if categorical else self.kernel for categorical in self._categorical_mask_
         ]
-        self.gammas_ = np.array([
-            gamma_from_bandwidth(kernel, s) for kernel, s in zip(self.kernels_, self.bandwidths_)
+        self.scales_ = self._resolve_scales(int(numeric.sum()))
+        gammas = [self._gammas(scale) for scale in self.scales_]
+        self.gammas_ = gammas[0]
+        return _pairgame.DataFactors(Xs, self.kernels_, gammas)
+
+    def _gammas(self, scale):
+        """Kernel parameters with the numeric bandwidths times ``scale`` (delta has none)."""
+        return np.array([
+            gamma_from_bandwidth(kernel, s if kernel == "delta" else s * scale)
+            for kernel, s in zip(self.kernels_, self.bandwidths_)
         ])
-        return _pairgame.DataFactors(Xs, self.kernels_, self.gammas_)
+
+    def _resolve_scales(self, n_numeric):
+        if isinstance(self.scales, str):  # "auto": the ranking scale and a test scale
+            return (1.0, math.sqrt(n_numeric)) if n_numeric > 1 else (1.0,)
+        scales = np.asarray(self.scales, dtype=np.float64)
+        if scales.ndim != 1 or scales.size == 0 or not np.all(np.isfinite(scales) & (scales > 0)):
+            raise ValueError(
+                f"scales must be 'auto' or a non-empty list of positive numbers; got "
+                f"{self.scales!r}."
+            )
+        return tuple(scales.tolist())
 
     # ---------------------------------------------------------------- selection
 

@@ -4,7 +4,8 @@ Every statistic is ``sum_{a != b} W_ab K_ab`` for the feature Gram matrix K (doc
 section 1), a pair game over the pairs a < b with weight ``2 W_ab``. A statistic says which
 samples it needs (``check``), which pairs it sums over (``plan``) and, for a target (the
 target Gram matrix of HSIC, the group codes of MMD) taken in several ``orders`` (index arrays
-of shape (n_orders, n_samples): row 0 the identity, the others permutations), the function
+of shape (n_orders, n_samples): row 0 the identity, the others permutations) and its plan, the
+function
 from a block's :class:`~pkex_select._plan.Pairs` to their weights in every order, shape
 (n_orders, n_pairs). Per-sample quantities are permuted once, up front.
 """
@@ -44,10 +45,10 @@ class HSIC:
                                 pair_bytes, n_jobs)
         return AllPairs(n_samples, pair_bytes, n_jobs)
 
-    def weights(self, gram, orders):
+    def weights(self, gram, orders, plan):
         """Pair weights for the target Gram matrix ``gram`` (a :class:`TargetGram`)."""
         if self.estimator == "block":
-            return self._block_weights(gram, orders)
+            return self._block_weights(gram, orders, len(plan.members))
         n = gram.n_samples
         arguments = gram.arguments(orders)
         if self.estimator == "biased":
@@ -68,12 +69,11 @@ class HSIC:
 
         return weights
 
-    def _block_weights(self, gram, orders):
+    def _block_weights(self, gram, orders, n_blocks_total):
         """The mean over all sample blocks of the biased HSIC of each block."""
         arguments = gram.arguments(orders)
         size = self.block_size
         upper = np.triu_indices(size, k=1)
-        n_blocks_total = (gram.n_samples // size) * self.n_repetitions
         scale = 2.0 / ((size - 1) ** 2 * n_blocks_total)
 
         def weights(pairs):
@@ -86,34 +86,55 @@ class HSIC:
 
 
 class MMD:
-    """MMD^2 between the groups of samples named by integer codes (biased or unbiased).
+    """MMD^2 between the groups of samples named by integer codes.
 
     Two groups P, Q: biased (V-statistic) ``MMD^2 = c' K c`` with c = 1/n_P on P and -1/n_Q on
     Q; unbiased (U-statistic) without the diagonal, 1/(n_g (n_g - 1)) within a group. With G
     groups the statistic is the sum of MMD^2 over the G (G - 1) / 2 pairs of groups: within a
     group the weight is (G - 1)/n_g^2 (biased) or (G - 1)/(n_g (n_g - 1)) (unbiased), between
     groups g and h it is -1/(n_g n_h).
+
+    "block" is the incomplete U-statistic (Blom, 1976; Janson, 1984) over the pairs within
+    blocks of ``block_size`` samples drawn without regard to the labels, ``n_repetitions``
+    times: the unbiased weights times the number of all pairs over the number drawn. It
+    estimates the unbiased MMD^2 in O(n B) pairs, and because the pairs do not depend on the
+    labels, a permutation of the labels re-weights the same pairs: the test stays exact.
     """
 
     name = "MMD"
 
-    def __init__(self, estimator="biased"):
+    def __init__(self, estimator="biased", block_size=20, n_repetitions=3):
         self.estimator = estimator
+        self.block_size = block_size
+        self.n_repetitions = n_repetitions
 
     def check(self, n_samples):
         if n_samples < 2:
             raise ValueError(f"MMD needs at least 2 samples, got {n_samples}.")
+        if self.estimator == "block" and n_samples < self.block_size:
+            raise ValueError(
+                f"estimator='block' needs at least block_size={self.block_size} samples, got "
+                f"{n_samples}; lower block_size or use estimator='unbiased'."
+            )
 
     def plan(self, n_samples, random_state, pair_bytes, n_jobs=None):
+        if self.estimator == "block":
+            return SampleBlocks(n_samples, self.block_size, self.n_repetitions, random_state,
+                                pair_bytes, n_jobs)
         return AllPairs(n_samples, pair_bytes, n_jobs)
 
-    def weights(self, codes, orders):
+    def weights(self, codes, orders, plan):
         counts = np.bincount(codes).astype(np.float64)
         n_groups = counts.size
         # table[g, h] = 2 W_ab for a in group g and b in group h.
         table = -2.0 / np.outer(counts, counts)
         within = counts**2 if self.estimator == "biased" else counts * (counts - 1)
         np.fill_diagonal(table, 2.0 * (n_groups - 1) / within)
+        if self.estimator == "block":
+            n = codes.size
+            members = plan.members
+            drawn = members.shape[0] * members.shape[1] * (members.shape[1] - 1) / 2
+            table *= n * (n - 1) / 2 / drawn
         flat_table = table.ravel()
         ordered = codes[orders]  # each sample's group in each order
 

@@ -110,6 +110,16 @@ class HSICShapleySelector(ShapleySelectorBase):
         Bandwidth rule for the numeric features, applied after standardising each of them to
         zero mean and unit variance (so rankings do not follow the features' units). The
         median heuristic takes the median distance between samples, per feature.
+    scales : "auto" or list of float, default="auto"
+        Bandwidth scales: the statistic is attributed with the numeric bandwidths times
+        each scale, and the games are added up, each divided by the standard deviation of
+        its joint kernel over the pairs so that no scale dominates. "auto" is
+        ``(1, sqrt(n_numeric_features))``: scale 1, one median-heuristic bandwidth per
+        feature, resolves what each feature does on its own scale, while the product of
+        d such factors is a kernel far narrower than the data; scale sqrt(d) gives a joint
+        kernel about as wide as the joint median heuristic, which keeps the overall test
+        as powerful as the standard kernel tests. ``scales=[1]`` attributes the
+        single-scale statistic of the functions on Gram matrices, at half the cost.
     categorical_features : array-like of int, str or bool, default=None
         Columns compared with the delta kernel (1 if equal, else 0); they may hold strings.
     target_kernel : {"auto", "delta", "rbf", "laplacian", "cauchy"}, default="auto"
@@ -216,7 +226,7 @@ class HSICShapleySelector(ShapleySelectorBase):
     _statistic_name = "hsic_"
 
     def __init__(self, n_features_to_select=0.2, *, threshold=None, estimator="biased",
-                 kernel="rbf", bandwidth="median", categorical_features=None,
+                 kernel="rbf", bandwidth="median", scales="auto", categorical_features=None,
                  target_kernel="auto", target_bandwidth="median", block_size=20,
                  n_repetitions=3, n_permutations=0, correction="maxT", alpha=None,
                  random_state=None, n_jobs=None,
@@ -226,6 +236,7 @@ class HSICShapleySelector(ShapleySelectorBase):
         self.estimator = estimator
         self.kernel = kernel
         self.bandwidth = bandwidth
+        self.scales = scales
         self.categorical_features = categorical_features
         self.target_kernel = target_kernel
         self.target_bandwidth = target_bandwidth
