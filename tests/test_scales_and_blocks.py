@@ -104,7 +104,7 @@ def test_block_mmd_matches_enumeration_of_its_statistic():
 
 
 def test_block_mmd_is_unbiased_for_the_unbiased_statistic():
-    X = rng.normal(size=(60, 3))
+    X = np.random.default_rng(0).normal(size=(60, 3))
     X[30:, 0] += 1.0
     y = np.repeat([0, 1], 30)
     K = gram_matrices(X, "rbf", 0.5)
