@@ -184,6 +184,7 @@ def _rows(selector, names):
         }
         if hasattr(selector, "pvalues_"):
             row["pvalue"] = float(selector.pvalues_[j])
+            row["adjusted_pvalue"] = float(selector.adjusted_pvalues_[j])
         rows.append(row)
     return rows
 
@@ -201,14 +202,16 @@ def _print_table(rows, selector, title, out):
     print(f"HSIC = {selector.hsic_:.6g}; the values add up to it.", file=out)
     if hasattr(selector, "pvalue_"):
         print(f"Independence test of X and y: p = {selector.pvalue_:.4g} "
-              f"({selector.n_permutations} permutations).", file=out)
+              f"({selector.n_permutations} permutations). Per-feature p-values are adjusted "
+              "for testing every feature\n(Westfall-Young maxT: the chance that any adjusted "
+              "p-value <= 0.05 under independence is <= 5%).", file=out)
     print("A negative value means that adding the feature to others lowers HSIC on average: it "
           "adds no dependence\nbeyond theirs (noise features get small negative values too). It "
           "does not mean an inverse relation.", file=out)
     print(f"* = selected ({sum(r['selected'] for r in rows)} of {len(rows)})\n", file=out)
     pcol = "pvalues_" in vars(selector)
     header = f"{'rank':>4}  {'feature'}{' ' * (width - 7)}  {'shapley':>11}"
-    print(header + ("  p-value" if pcol else ""), file=out)
+    print(header + ("  p-value  adj. p" if pcol else ""), file=out)
     for r in rows:
         length = int(round(_BAR_WIDTH * abs(r["shapley_value"]) / largest))
         bar = ("#" if r["shapley_value"] >= 0 else "-") * length
@@ -216,7 +219,7 @@ def _print_table(rows, selector, title, out):
         line = (f"{r['rank']:>4}{'*' if r['selected'] else ' '} {r['feature']}{padding}  "
                 f"{r['shapley_value']:>11.4g}")
         if pcol:
-            line += f"  {r['pvalue']:>7.3f}"
+            line += f"  {r['pvalue']:>7.3f}  {r['adjusted_pvalue']:>6.3f}"
         print(f"{line}  {bar}", file=out)
 
 

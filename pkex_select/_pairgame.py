@@ -136,6 +136,8 @@ def attribute(statistic, factors, target, n_samples, *, n_permutations=0, random
     -------
     values : ndarray of shape (n_permutations + 1, n_features)
         Row 0 for the observed order of the target.
+    scale_totals : ndarray of shape (n_permutations + 1, n_scales)
+        Each scale's part of the statistic (its values' sum, normalised as in the sum).
     """
     statistic.check(n_samples)
     rng = check_random_state(random_state)
@@ -145,10 +147,11 @@ def attribute(statistic, factors, target, n_samples, *, n_permutations=0, random
     values, moments = solve(plan, factors, statistic.weights(target, orders, plan), n_jobs=n_jobs,
                             progress=progress)
     if len(values) == 1:
-        return values[0]
+        return values[0], values[0].sum(axis=1, keepdims=True)
     spread = kernel_spread(moments)
     scale_weights = np.divide(1.0, spread, out=np.zeros_like(spread), where=spread > 0)
-    return np.tensordot(scale_weights, values, axes=1)
+    scaled = values * scale_weights[:, None, None]
+    return scaled.sum(axis=0), scaled.sum(axis=2).T
 
 
 def permutation_orders(n_samples, n_permutations, random_state):

@@ -30,15 +30,16 @@ def permutation_pvalues(values):
 
 
 def studentise(values):
-    """Centre and scale each column by its permutation null (rows 1, 2, ...).
+    """Centre and scale each column by its mean and spread over all orders.
 
-    A column without spread under the null (a constant feature) becomes -inf: it can never
-    be significant.
+    The observed order is included, so that the centring and scaling are the same function
+    of the set of orders whichever of them is the observed one: permutation tests on the
+    studentised values stay exact. A column without spread (a constant feature) becomes
+    -inf: it can never be significant.
     """
-    null = values[1:]
-    spread = null.std(axis=0)
+    spread = values.std(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        scaled = (values - null.mean(axis=0)) / spread
+        scaled = (values - values.mean(axis=0)) / spread
     scaled[:, spread == 0] = -np.inf
     return scaled
 
@@ -110,27 +111,30 @@ def adjusted_pvalues(values, correction, family):
     return result
 
 
-def aggregated_pvalue(values):
-    """The overall permutation test: the total and the largest studentised Shapley value.
+def aggregated_pvalue(values, totals=None):
+    """The overall permutation test: totals and the largest studentised Shapley value.
 
-    Two statistics share one set of permutations: the total (the statistic itself, by
-    efficiency; powerful when many features carry a little of the dependence or drift) and
-    the largest studentised value (powerful when one or a few features carry it). Each
-    order's p-value under each statistic is its rank among all orders; the test statistic
-    is the smaller of the two, calibrated by the same permutations (min-p aggregation), so
-    the test is exact at any level whatever the dependence between the two.
+    Several statistics share one set of permutations: the total of each bandwidth scale
+    (``totals``; by efficiency, the sum of the values when there is one scale), which sees
+    dependence or drift spread over many features, and the largest studentised Shapley
+    value, which sees it in one or a few. Each order's p-value under each statistic is its
+    rank among all orders; the test statistic is the smallest of them, calibrated by the
+    same permutations (min-p aggregation, as in MMDAgg), so the test is exact at any level
+    whatever the dependence between the statistics.
 
     Parameters
     ----------
     values : ndarray of shape (1 + n_permutations, n_features)
+    totals : ndarray of shape (1 + n_permutations, n_scales), default=None
 
     Returns
     -------
     float
     """
-    statistics = np.column_stack([values.sum(axis=1), studentise(values).max(axis=1)])
+    totals = values.sum(axis=1, keepdims=True) if totals is None else totals
+    statistics = np.column_stack([totals, studentise(values).max(axis=1)])
     n_orders = statistics.shape[0]
-    # rank p-value of every order under each statistic, among all orders
+    # The p-value of every order under each statistic: its rank among all orders.
     order_pvalues = np.empty_like(statistics)
     for k, column in enumerate(statistics.T):
         sorted_column = np.sort(column)

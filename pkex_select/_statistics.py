@@ -10,15 +10,24 @@ from a block's :class:`~pkex_select._plan.Pairs` to their weights in every order
 (n_orders, n_pairs). Per-sample quantities are permuted once, up front.
 """
 
+from numbers import Integral
+
 import numpy as np
+from sklearn.utils._param_validation import Interval
 
 from ._plan import AllPairs, SampleBlocks
 
+# Constraints (scikit-learn's parameter validation) of the parameters every statistic takes.
+PARAMETER_CONSTRAINTS = {
+    "block_size": [Interval(Integral, 2, None, closed="left")],
+    "n_repetitions": [Interval(Integral, 1, None, closed="left")],
+}
 
-class HSIC:
-    """HSIC(K, L): biased tr(KHLH)/(n-1)^2, unbiased (Song et al., 2012) or block estimate."""
 
-    name = "HSIC"
+class _GramStatistic:
+    """What HSIC and MMD share: their estimators, sample requirements and pair plans."""
+
+    name = ""
 
     def __init__(self, estimator="biased", block_size=20, n_repetitions=3):
         self.estimator = estimator
@@ -27,16 +36,11 @@ class HSIC:
 
     def check(self, n_samples):
         if n_samples < 2:
-            raise ValueError(f"HSIC needs at least 2 samples, got {n_samples}.")
-        if self.estimator == "unbiased" and n_samples < 4:
-            raise ValueError(
-                f"The unbiased estimator needs at least 4 samples, got {n_samples}; "
-                "use estimator='biased'."
-            )
+            raise ValueError(f"{self.name} needs at least 2 samples, got {n_samples}.")
         if self.estimator == "block" and n_samples < self.block_size:
             raise ValueError(
                 f"estimator='block' needs at least block_size={self.block_size} samples, got "
-                f"{n_samples}; lower block_size or use estimator='biased'."
+                f"{n_samples}; lower block_size or use another estimator."
             )
 
     def plan(self, n_samples, random_state, pair_bytes, n_jobs=None):
@@ -44,6 +48,20 @@ class HSIC:
             return SampleBlocks(n_samples, self.block_size, self.n_repetitions, random_state,
                                 pair_bytes, n_jobs)
         return AllPairs(n_samples, pair_bytes, n_jobs)
+
+
+class HSIC(_GramStatistic):
+    """HSIC(K, L): biased tr(KHLH)/(n-1)^2, unbiased (Song et al., 2012) or block estimate."""
+
+    name = "HSIC"
+
+    def check(self, n_samples):
+        super().check(n_samples)
+        if self.estimator == "unbiased" and n_samples < 4:
+            raise ValueError(
+                f"The unbiased estimator needs at least 4 samples, got {n_samples}; "
+                "use estimator='biased'."
+            )
 
     def weights(self, gram, orders, plan):
         """Pair weights for the target Gram matrix ``gram`` (a :class:`TargetGram`)."""
@@ -85,7 +103,7 @@ class HSIC:
         return weights
 
 
-class MMD:
+class MMD(_GramStatistic):
     """MMD^2 between the groups of samples named by integer codes.
 
     Two groups P, Q: biased (V-statistic) ``MMD^2 = c' K c`` with c = 1/n_P on P and -1/n_Q on
@@ -102,26 +120,6 @@ class MMD:
     """
 
     name = "MMD"
-
-    def __init__(self, estimator="biased", block_size=20, n_repetitions=3):
-        self.estimator = estimator
-        self.block_size = block_size
-        self.n_repetitions = n_repetitions
-
-    def check(self, n_samples):
-        if n_samples < 2:
-            raise ValueError(f"MMD needs at least 2 samples, got {n_samples}.")
-        if self.estimator == "block" and n_samples < self.block_size:
-            raise ValueError(
-                f"estimator='block' needs at least block_size={self.block_size} samples, got "
-                f"{n_samples}; lower block_size or use estimator='unbiased'."
-            )
-
-    def plan(self, n_samples, random_state, pair_bytes, n_jobs=None):
-        if self.estimator == "block":
-            return SampleBlocks(n_samples, self.block_size, self.n_repetitions, random_state,
-                                pair_bytes, n_jobs)
-        return AllPairs(n_samples, pair_bytes, n_jobs)
 
     def weights(self, codes, orders, plan):
         counts = np.bincount(codes).astype(np.float64)

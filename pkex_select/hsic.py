@@ -8,7 +8,7 @@ from sklearn.utils._param_validation import Interval, StrOptions, validate_param
 from . import _pairgame
 from ._gram import TargetGram, check_gram_matrices
 from ._selection import ShapleySelectorBase
-from ._statistics import HSIC
+from ._statistics import HSIC, PARAMETER_CONSTRAINTS
 from ._validation import categorical_dtypes, encode_labels, is_class_labels, standardise
 from .kernels import BANDWIDTH_RULES, bandwidths, gamma_from_bandwidth
 
@@ -22,8 +22,7 @@ ESTIMATORS = ("biased", "unbiased", "block")
         "K": ["array-like"],
         "L": ["array-like"],
         "estimator": [StrOptions(set(ESTIMATORS))],
-        "block_size": [Interval(Integral, 2, None, closed="left")],
-        "n_repetitions": [Interval(Integral, 1, None, closed="left")],
+        **PARAMETER_CONSTRAINTS,
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
     },
@@ -81,8 +80,8 @@ def hsic_shapley_values(K, L, *, estimator="biased", block_size=20, n_repetition
     """
     K, L = check_gram_matrices(K, L)
     statistic = HSIC(estimator, block_size, n_repetitions)
-    values = _pairgame.attribute(statistic, _pairgame.GramFactors(K), TargetGram(L), K.shape[1],
-                                 random_state=random_state, n_jobs=n_jobs)
+    values, _ = _pairgame.attribute(statistic, _pairgame.GramFactors(K), TargetGram(L),
+                                    K.shape[1], random_state=random_state, n_jobs=n_jobs)
     return values[0]
 
 
@@ -165,7 +164,11 @@ class HSICShapleySelector(ShapleySelectorBase):
     scores_ : ndarray of shape (n_features_in_,)
         Same as ``shapley_values_`` (the name scikit-learn's selectors use).
     hsic_ : float
-        The HSIC estimate with all features; ``shapley_values_.sum()``.
+        The attributed statistic with all features, ``shapley_values_.sum()``: the HSIC
+        estimate with ``scales=[1]``, else the sum over ``scales_`` of HSIC divided by the
+        standard deviation of the joint kernel over the pairs.
+    scales_ : tuple of float
+        The bandwidth scales used.
     ranking_ : ndarray of shape (n_features_in_,)
         1 for the largest value, 2 for the next, ... Constant features carry no information:
         they rank last and are never selected, whatever ``threshold`` is.
@@ -175,7 +178,11 @@ class HSICShapleySelector(ShapleySelectorBase):
         ``pvalues_`` corrected for multiplicity by ``correction`` (only with
         ``n_permutations > 0``). Constant features are left out of the family and get 1.
     pvalue_ : float
-        Permutation p-value of HSIC (only with ``n_permutations > 0``).
+        Permutation p-value of the independence test (only with ``n_permutations > 0``):
+        the smaller of the permutation p-values of the widest scale's HSIC and of the
+        largest studentised Shapley value, calibrated by the same permutations (min-p, as in
+        MMDAgg), so that dependence spread over many features and dependence carried by one
+        are both seen. With ``scales=[1]`` the first is ``hsic_`` itself.
     null_distribution_ : ndarray of shape (n_permutations, n_features_in_)
         The Shapley values under each permutation of y (only with ``n_permutations > 0``);
         their row sums are the HSIC null distribution. ``pvalues_[j]`` is
@@ -220,8 +227,7 @@ class HSICShapleySelector(ShapleySelectorBase):
         "target_kernel": [StrOptions({"auto", "delta", "rbf", "laplacian", "cauchy"})],
         "target_bandwidth": [StrOptions(set(BANDWIDTH_RULES)),
                              Interval(Real, 0, None, closed="neither")],
-        "block_size": [Interval(Integral, 2, None, closed="left")],
-        "n_repetitions": [Interval(Integral, 1, None, closed="left")],
+        **PARAMETER_CONSTRAINTS,
     }
     _statistic_name = "hsic_"
 

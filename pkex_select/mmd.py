@@ -3,12 +3,12 @@
 from numbers import Integral
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions, validate_params
+from sklearn.utils._param_validation import StrOptions, validate_params
 
 from . import _pairgame
 from ._gram import check_feature_grams
 from ._selection import ShapleySelectorBase
-from ._statistics import MMD
+from ._statistics import MMD, PARAMETER_CONSTRAINTS
 from ._validation import encode_labels
 
 __all__ = ["MMDShapleyAttributor", "attribute_shift", "mmd_shapley_values"]
@@ -43,8 +43,7 @@ def _group_codes(y):
         "K": ["array-like"],
         "y": ["array-like"],
         "estimator": [StrOptions(set(ESTIMATORS))],
-        "block_size": [Interval(Integral, 2, None, closed="left")],
-        "n_repetitions": [Interval(Integral, 1, None, closed="left")],
+        **PARAMETER_CONSTRAINTS,
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
     },
@@ -103,9 +102,9 @@ def mmd_shapley_values(K, y, *, estimator="biased", block_size=20, n_repetitions
     if len(y) != n:
         raise ValueError(f"y has {len(y)} labels for {n} samples.")
     _, codes = _group_codes(y)
-    values = _pairgame.attribute(MMD(estimator, block_size, n_repetitions),
-                                 _pairgame.GramFactors(K), codes, n, random_state=random_state,
-                                 n_jobs=n_jobs)
+    values, _ = _pairgame.attribute(MMD(estimator, block_size, n_repetitions),
+                                    _pairgame.GramFactors(K), codes, n,
+                                    random_state=random_state, n_jobs=n_jobs)
     return values[0]
 
 
@@ -174,13 +173,18 @@ class MMDShapleyAttributor(ShapleySelectorBase):
     scores_ : ndarray of shape (n_features_in_,)
         Same as ``shapley_values_``.
     mmd_ : float
-        MMD^2 with all features (summed over pairs of samples for more than two);
-        ``shapley_values_.sum()``.
+        The attributed statistic with all features, ``shapley_values_.sum()``: MMD^2
+        (summed over pairs of samples for more than two) with ``scales=[1]``, else its sum
+        over ``scales_``, each divided by the standard deviation of the joint kernel.
+    scales_ : tuple of float
+        The bandwidth scales used.
     ranking_ : ndarray of shape (n_features_in_,)
         1 for the largest value, 2 for the next, ... Constant features carry no information:
         they rank last and are never selected, whatever ``threshold`` is.
     pvalue_ : float
-        Permutation p-value of the two-sample test (only with ``n_permutations > 0``).
+        Permutation p-value of the two-sample test (only with ``n_permutations > 0``): the
+        widest scale's MMD^2 and the largest studentised Shapley value combined by min-p, as
+        in :class:`HSICShapleySelector`.
     pvalues_ : ndarray of shape (n_features_in_,)
         Permutation p-values of the attributions (only with ``n_permutations > 0``).
     adjusted_pvalues_ : ndarray of shape (n_features_in_,)
@@ -225,8 +229,7 @@ class MMDShapleyAttributor(ShapleySelectorBase):
     _parameter_constraints = {
         **ShapleySelectorBase._parameter_constraints,
         "estimator": [StrOptions(set(ESTIMATORS))],
-        "block_size": [Interval(Integral, 2, None, closed="left")],
-        "n_repetitions": [Interval(Integral, 1, None, closed="left")],
+        **PARAMETER_CONSTRAINTS,
     }
     _statistic_name = "mmd_"
 

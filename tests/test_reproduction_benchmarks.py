@@ -29,3 +29,14 @@ def test_stability_benchmark_runs(tmp_path):
                                            "enumeration"}
     pkex = [r for r in rows if r["method"] == "pkex"]
     assert all(float(r["abs_error"]) < 1e-10 for r in pkex)
+
+
+def test_power_benchmark_runs(tmp_path):
+    from benchmarks.power.__main__ import METHODS, main
+
+    main(["--quick", "--repetitions", "2", "--permutations", "19", "--n-jobs", "1",
+          "--out", str(tmp_path)])
+    rows = list(csv.DictReader(open(tmp_path / "power.csv")))
+    assert {r["method"] for r in rows} == set(METHODS)
+    assert {r["scenario"] for r in rows} >= {"one", "spread", "xor", "null"}
+    assert all(0 <= float(r["rejection_rate"]) <= 1 for r in rows)
