@@ -16,11 +16,11 @@ This module knows nothing about models, HSIC or MMD: it maps factors and weights
 """
 
 from functools import lru_cache
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
-from scipy.special import roots_legendre
+from scipy.special import gammaln, roots_legendre
 
 __all__ = ["BLOCK_BYTES", "pair_contributions", "rows_per_task", "shapley_values",
            "weighted_contributions"]
@@ -34,6 +34,15 @@ BLOCK_BYTES = 2**20
 _MIN_PARALLEL_WORK = 2e7
 # Pairs processed together by the compiled kernel, the vectorised axis of its buffers.
 _PAIR_BLOCK = 64
+# Default bound on the quadrature error of each integral: the unit roundoff, so that the
+# adaptive rule agrees with the exact one to rounding.
+DEFAULT_TOL = 2.0**-53
+# Up to this many exact nodes (d <= 16) the bound saves too little to pay for itself.
+_MIN_ADAPTIVE_NODES = 8
+# What grouping pairs by node count costs, in nodes per pair (measured: sort, gather, scatter).
+_GATHER_NODES = 2
+# Below this many multiply-adds (rows * nodes * d) the bound's bookkeeping costs more than 5%.
+_MIN_ADAPTIVE_WORK = 1e6
 
 
 def _legendre_with_derivative(n, x):
@@ -44,27 +53,20 @@ def _legendre_with_derivative(n, x):
     return current, n * (previous - x * current)
 
 
-@lru_cache(maxsize=32)
-def beta_quadrature(n_features):
-    """Gauss-Legendre rule on [0, 1] for the pair game with ``n_features`` players.
+@lru_cache(maxsize=64)
+def gauss_rule(n_nodes):
+    """Gauss-Legendre rule with ``n_nodes`` nodes on [0, 1]: exact to degree 2 n - 1.
 
-    The rule has ceil(d / 2) nodes and integrates polynomials of degree ``d - 1`` exactly.
     Nodes are found by Newton's method in the angle theta (x = cos theta) so that both t and
     1 - t are accurate to a few ulps near the end points, where factors (1 - t) + t z with
     small z are products of a few hundred small numbers; ``1.0 - t`` would lose up to half
     of the digits there.
 
-    Parameters
-    ----------
-    n_features : int
-        Number of players d.
-
     Returns
     -------
-    nodes, complements, weights : ndarray of shape (ceil(d / 2),)
+    nodes, complements, weights : ndarray of shape (n_nodes,)
         t, 1 - t and the positive weights (summing to 1); read-only.
     """
-    n_nodes = max(1, (n_features + 1) // 2)
     x, _ = roots_legendre(n_nodes)
     # The nodes are symmetric: refine those with x >= 0 and mirror them.
     theta = 2.0 * np.arcsin(np.sqrt((1.0 - x[n_nodes // 2 :]) / 2.0))
@@ -82,6 +84,71 @@ def beta_quadrature(n_features):
     for array in (nodes, complements, weights):
         array.flags.writeable = False
     return nodes, complements, weights
+
+
+def exact_node_count(n_features):
+    """ceil(d / 2): the nodes that integrate the degree d - 1 integrand exactly."""
+    return max(1, (n_features + 1) // 2)
+
+
+def beta_quadrature(n_features):
+    """The exact rule for the pair game with ``n_features`` players (ceil(d / 2) nodes)."""
+    return gauss_rule(exact_node_count(n_features))
+
+
+def _log_error_bound(spread, n_nodes):
+    """log of sum_{q >= 2m} S^q / q! <= S^{2m} / (2m)! / (1 - S / (2m + 1)), or inf."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = spread / (2 * n_nodes + 1)
+        bound = (2 * n_nodes * np.log(spread) - gammaln(2 * n_nodes + 1.0)
+                 - np.log1p(-ratio))
+    return np.where(ratio < 1, bound, np.inf)
+
+
+@lru_cache(maxsize=32)
+def _largest_spreads(max_nodes, tol):
+    """For m = 1, ..., max_nodes: the largest S for which m nodes are proven within tol.
+
+    The bound increases with S, so bisection on log S finds it; the values increase with m.
+    """
+    n_nodes = np.arange(1, max_nodes + 1, dtype=np.float64)
+    low, high = np.full(max_nodes, -745.0), np.log(2 * n_nodes + 1)
+    for _ in range(80):
+        middle = (low + high) / 2
+        within = _log_error_bound(np.exp(middle), n_nodes) <= np.log(tol)
+        low, high = np.where(within, middle, low), np.where(within, high, middle)
+    return np.exp(low)
+
+
+def node_counts(spreads, n_features, tol=DEFAULT_TOL):
+    """Quadrature nodes each pair needs: the fewest whose error bound is at most ``tol``.
+
+    With ``u_i = 1 - z_i`` the integrand is ``prod_i (1 - t u_i) = sum_q (-1)^q e_q(u) t^q``.
+    An m-node Gauss rule integrates every power below 2m exactly and misses each higher
+    power by at most 1 (the integral and the rule of t^q both lie in [0, 1]), and
+    ``|e_q(u)| <= S^q / q!`` with ``S = sum_i |u_i|``, so the error of each integral is at
+    most ``sum_{q >= 2m} S^q / q! <= S^{2m} / (2m)! / (1 - S / (2m + 1))``. This holds for
+    any real factors. The count is capped at ceil(d / 2), where the rule is exact; ``tol=0``
+    asks for that everywhere.
+
+    Parameters
+    ----------
+    spreads : ndarray
+        ``S = sum_i |1 - z_i|`` of each pair.
+    n_features : int
+    tol : float, default=2**-53
+        Bound on the absolute error of each integral (the unit roundoff by default, so the
+        values agree with the exact rule to rounding).
+
+    Returns
+    -------
+    ndarray of int, the shape of ``spreads``
+    """
+    cap = exact_node_count(n_features)
+    if tol <= 0:
+        return np.full(np.shape(spreads), cap)
+    counts = np.searchsorted(_largest_spreads(cap, float(tol)), spreads, side="left") + 1
+    return np.minimum(counts, cap)
 
 
 def _loo_integrals_numpy(Z, nodes, complements, node_weights):
@@ -178,18 +245,54 @@ _loo_integrals_numba = _make_numba_kernel()
 _BACKENDS = ("auto", "numba", "numpy")
 
 
-def _loo_integrals(Z, backend):
-    rule = beta_quadrature(Z.shape[1])
+def _integrals_with_rule(Z, n_nodes, backend):
+    rule = gauss_rule(n_nodes)
     if backend == "numpy" or _loo_integrals_numba is None:
         return _loo_integrals_numpy(Z, *rule)
     return _loo_integrals_numba(Z, *rule, _PAIR_BLOCK)
 
 
-def _check_backend(backend):
+def _loo_integrals(Z, backend, tol=DEFAULT_TOL):
+    """``I_pj`` with as many nodes per pair as its error bound needs (see node_counts).
+
+    Pairs needing the same count run together, so the compiled kernel's lanes stay full.
+    """
+    n_rows, n_features = Z.shape
+    cap = exact_node_count(n_features)
+    if tol <= 0 or cap <= _MIN_ADAPTIVE_NODES or n_rows * cap * n_features < _MIN_ADAPTIVE_WORK:
+        return _integrals_with_rule(Z, cap, backend)
+    # d - sum_j z_j is a lower bound of S = sum_j |1 - z_j| (equal for factors in [0, 1]) and
+    # costs no temporary; its counts are lower bounds too, so when even they save too little
+    # (narrow kernels) the exact rule runs at once.
+    counts = node_counts(n_features - Z.sum(axis=1), n_features, tol)
+    if not _saves_enough(counts, cap):
+        return _integrals_with_rule(Z, cap, backend)
+    fewer = np.flatnonzero(counts < cap)
+    counts[fewer] = node_counts(np.abs(Z[fewer] - 1.0).sum(axis=1), n_features, tol)
+    if not _saves_enough(counts, cap):
+        return _integrals_with_rule(Z, cap, backend)
+    order = np.argsort(counts, kind="stable")
+    sorted_counts = counts[order]
+    starts = np.flatnonzero(np.diff(sorted_counts, prepend=-1))
+    integrals = np.empty(Z.shape)
+    for start, stop in zip(starts, list(starts[1:]) + [n_rows]):
+        rows = order[start:stop]
+        integrals[rows] = _integrals_with_rule(Z[rows], int(sorted_counts[start]), backend)
+    return integrals
+
+
+def _saves_enough(counts, cap):
+    """Whether grouping pairs by node count (about two nodes per pair) pays for itself."""
+    return counts.sum() + _GATHER_NODES * counts.size < 0.9 * cap * counts.size
+
+
+def _check_options(backend, tol):
     if backend not in _BACKENDS:
         raise ValueError(f"backend must be one of {_BACKENDS}, got {backend!r}.")
     if backend == "numba" and _loo_integrals_numba is None:
         raise ImportError("backend='numba' needs numba; install it or use backend='numpy'.")
+    if not isinstance(tol, Real) or not 0 <= tol < 1:
+        raise ValueError(f"tol must be a number in [0, 1), got {tol!r}.")
 
 
 def _parallel(n_rows, n_features, n_jobs):
@@ -238,7 +341,7 @@ def _as_factors(Z):
     return Z
 
 
-def pair_contributions(Z, *, chunk_size=None, n_jobs=None, backend="auto"):
+def pair_contributions(Z, *, chunk_size=None, n_jobs=None, backend="auto", tol=DEFAULT_TOL):
     """Per-pair Shapley contributions: the linear map from pair weights to Shapley values.
 
     Row ``p`` holds ``(z_pj - 1) * integral_0^1 prod_{i != j} ((1 - t) + t z_pi) dt``, so that
@@ -256,6 +359,13 @@ def pair_contributions(Z, *, chunk_size=None, n_jobs=None, backend="auto"):
     backend : {"auto", "numba", "numpy"}, default="auto"
         "numba" runs the compiled kernel, "numpy" the vectorised reference it is tested
         against; "auto" takes the compiled kernel when numba is importable.
+    tol : float, default=2**-53
+        Proven bound on the quadrature error of each integral (see :func:`node_counts`):
+        each pair gets the fewest Gauss-Legendre nodes whose bound is below ``tol``, at most
+        ceil(d / 2), where the rule is exact. Kernels that are wide relative to the data
+        (S = sum_j |1 - z_j| of a few units) need about 10 nodes whatever d is, so the cost
+        per pair is linear in d. The default is the unit roundoff: the values agree with
+        the exact rule to rounding. ``tol=0`` uses ceil(d / 2) nodes everywhere.
 
     Returns
     -------
@@ -275,19 +385,19 @@ def pair_contributions(Z, *, chunk_size=None, n_jobs=None, backend="auto"):
     Z = _as_factors(Z)
     if Z.ndim != 2:
         raise ValueError(f"Z must have shape (n_pairs, n_features); got {Z.shape}.")
-    _check_backend(backend)
+    _check_options(backend, tol)
     slices = _row_slices(Z.shape[0], Z.shape[1], 1, chunk_size, n_jobs)
     parts = _parallel(*Z.shape, n_jobs)(
-        delayed(_contributions)(Z[sl], backend) for sl in slices
+        delayed(_contributions)(Z[sl], backend, tol) for sl in slices
     )
     return np.concatenate(parts, axis=0) if parts else np.zeros((0, Z.shape[1]))
 
 
-def _contributions(Z, backend):
-    return (Z - 1.0) * _loo_integrals(Z, backend)
+def _contributions(Z, backend, tol=DEFAULT_TOL):
+    return (Z - 1.0) * _loo_integrals(Z, backend, tol)
 
 
-def weighted_contributions(Z, weights, *, backend="auto"):
+def weighted_contributions(Z, weights, *, backend="auto", tol=DEFAULT_TOL):
     """Shapley values of one block of pairs under several weightings, in one task.
 
     The primitive the streamed HSIC and MMD games are built from: ``weights @ C`` with ``C``
@@ -300,15 +410,18 @@ def weighted_contributions(Z, weights, *, backend="auto"):
         Finite kernel factors of the block (not validated: callers build them).
     weights : ndarray of shape (n_weightings, n_pairs)
     backend : {"auto", "numba", "numpy"}, default="auto"
+    tol : float, default=2**-53
+        See :func:`pair_contributions`.
 
     Returns
     -------
     values : ndarray of shape (n_weightings, n_features)
     """
-    return weights @ _contributions(Z, backend)
+    return weights @ _contributions(Z, backend, tol)
 
 
-def shapley_values(Z, weights, *, chunk_size=None, n_jobs=None, backend="auto"):
+def shapley_values(Z, weights, *, chunk_size=None, n_jobs=None, backend="auto",
+                   tol=DEFAULT_TOL):
     """Exact Shapley values of the product-kernel pair game.
 
     The game is ``v(S) = sum_p w_p prod_{j in S} Z[p, j]``: removing feature ``j`` replaces its
@@ -329,6 +442,8 @@ def shapley_values(Z, weights, *, chunk_size=None, n_jobs=None, backend="auto"):
         ``joblib.parallel_config`` to pick another backend such as Dask.
     backend : {"auto", "numba", "numpy"}, default="auto"
         See :func:`pair_contributions`.
+    tol : float, default=2**-53
+        Bound on the quadrature error of each integral; see :func:`pair_contributions`.
 
     Returns
     -------
@@ -353,7 +468,7 @@ def shapley_values(Z, weights, *, chunk_size=None, n_jobs=None, backend="auto"):
     -1.8
     """
     Z = _as_factors(Z)
-    _check_backend(backend)
+    _check_options(backend, tol)
     weights = np.asarray(weights, dtype=np.float64)
     pair_shape = Z.shape[:-1]
     if weights.shape == pair_shape:
@@ -376,7 +491,7 @@ def shapley_values(Z, weights, *, chunk_size=None, n_jobs=None, backend="auto"):
     slices = _row_slices(factors.shape[0], n_features, n_outputs, chunk_size, n_jobs)
 
     def task(sl):
-        contrib = _contributions(factors[sl], backend)
+        contrib = _contributions(factors[sl], backend, tol)
         first = sl.start // n_pairs
         # Rows of one task may span several points: sum each point's segment.
         point_of_row = np.arange(sl.start, sl.start + contrib.shape[0]) // n_pairs

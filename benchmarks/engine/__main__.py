@@ -1,12 +1,17 @@
 """Engine benchmark: time, peak memory and exactness of the pair-game solvers.
 
-    python -m benchmarks.engine [--dims 10 50 ...] [--pairs 500] [--seed 0] [--out DIR]
+    python -m benchmarks.engine [--dims 10 50 ...] [--pairs 500] [--kinds narrow wide]
+                                [--seed 0] [--out DIR]
 
-For each d, 500 pairs of RBF kernel factors and Gaussian weights. Methods, all in one run and
-each in a fresh worker process:
+For each d, 500 pairs of RBF kernel factors of Gaussian points and Gaussian weights, of two
+kinds: ``narrow``, exp(-(a - b)^2 / 8) per feature (S = sum_j |1 - z_j| grows like 0.2 d,
+so the exact ceil(d / 2) nodes are needed), and ``wide``, exp(-(a - b)^2 / (2 d)) as with
+scikit-learn's ``gamma="scale"`` on standardised data (S about 1 whatever d is). Methods,
+all in one run and each in a fresh worker process:
 
-- ``pkex``: this library's engine (compiled kernel, one thread), ``pkex-2jobs`` with
-  ``n_jobs=2``, and ``pkex-numpy`` (the vectorised NumPy reference path);
+- ``pkex``: this library's engine (compiled kernel, one thread, nodes from the error bound),
+  ``pkex-exact`` with ``tol=0`` (ceil(d / 2) nodes: the engine before the bound),
+  ``pkex-2jobs`` with ``n_jobs=2``, and ``pkex-numpy`` (the vectorised NumPy reference path);
 - ``recursion``: the published prefix/suffix ESP recursion (tests/references.py). It keeps
   O(d^2) numbers per pair, so from d = 2000 it cannot hold 500 pairs in this machine's 24 GiB;
   there it runs on 8 pairs to show its overflow;
@@ -30,11 +35,11 @@ RESULTS = Path(__file__).parent / "results"
 RECURSION_MAX_BYTES = 12 * 2**30
 
 
-def make_game(n_features, n_pairs, seed):
-    """RBF factors exp(-(a - b)^2 / (2 s^2)) of Gaussian points, s = 2 (factors mostly > 0.3)."""
+def make_game(kind, n_features, n_pairs, seed):
+    """RBF factors exp(-(a - b)^2 / (2 s^2)) of Gaussian points: s = 2 or s = sqrt(d)."""
     rng = np.random.default_rng([seed, n_features])
     a, b = rng.normal(size=(2, n_pairs, n_features))
-    Z = np.exp(-((a - b) ** 2) / 8.0)
+    Z = np.exp(-((a - b) ** 2) / (8.0 if kind == "narrow" else 2.0 * n_features))
     weights = rng.normal(size=n_pairs)
     return Z, weights
 
@@ -45,6 +50,7 @@ def solver(method):
 
     return {
         "pkex": lambda Z, w: shapley_values(Z, w, n_jobs=1),
+        "pkex-exact": lambda Z, w: shapley_values(Z, w, n_jobs=1, tol=0),
         "pkex-2jobs": lambda Z, w: shapley_values(Z, w, n_jobs=2),
         "pkex-numpy": lambda Z, w: shapley_values(Z, w, backend="numpy"),
         "recursion": recursion_shapley,
@@ -52,8 +58,10 @@ def solver(method):
     }[method]
 
 
-def worker(method, n_features, n_pairs, seed):
-    Z, weights = make_game(n_features, n_pairs, seed)
+def worker(method, kind, n_features, n_pairs, seed):
+    from pkex_select._engine import node_counts
+
+    Z, weights = make_game(kind, n_features, n_pairs, seed)
     solve = solver(method)
     solve(Z[:2, : min(n_features, 16)], weights[:2])  # compile / warm up outside the timing
     with np.errstate(all="ignore"):
@@ -62,7 +70,9 @@ def worker(method, n_features, n_pairs, seed):
         error = abs(values.sum() - gap) / np.abs(weights).sum()
     return {
         "method": method,
+        "kind": kind,
         "d": n_features,
+        "nodes": int(node_counts(np.abs(Z - 1).sum(axis=1), n_features).max()),
         "n_pairs": n_pairs,
         "seconds": seconds,
         "peak_mib": peak_mib,
@@ -70,35 +80,41 @@ def worker(method, n_features, n_pairs, seed):
     }
 
 
-def plan(dims, n_pairs):
-    for d in dims:
-        yield "pkex", d, n_pairs
-        yield "pkex-2jobs", d, n_pairs
-        yield "pkex-numpy", d, n_pairs
-        recursion_bytes = 8 * 1.5 * (d + 1) ** 2 * n_pairs
-        yield "recursion", d, n_pairs if recursion_bytes <= RECURSION_MAX_BYTES else 8
-        if d <= 16:
-            yield "enumeration", d, n_pairs
+def plan(kinds, dims, n_pairs):
+    for kind in kinds:
+        for d in dims:
+            yield "pkex", kind, d, n_pairs
+            yield "pkex-exact", kind, d, n_pairs
+            yield "pkex-2jobs", kind, d, n_pairs
+            yield "pkex-numpy", kind, d, n_pairs
+            recursion_bytes = 8 * 1.5 * (d + 1) ** 2 * n_pairs
+            yield "recursion", kind, d, n_pairs if recursion_bytes <= RECURSION_MAX_BYTES else 8
+            if d <= 16:
+                yield "enumeration", kind, d, n_pairs
 
 
 def summary(rows):
-    by = {(r["method"], r["d"]): r for r in rows}
+    by = {(r["method"], r["kind"], r["d"]): r for r in rows}
     table = []
-    for d in sorted({r["d"] for r in rows}):
-        pkex, rec = by[("pkex", d)], by.get(("recursion", d))
-        cells = [d, f"{pkex['seconds']:.4f}", f"{by[('pkex-2jobs', d)]['seconds']:.4f}",
-                 f"{by[('pkex-numpy', d)]['seconds']:.4f}"]
+    for kind, d in sorted({(r["kind"], r["d"]) for r in rows}):
+        pkex, rec = by[("pkex", kind, d)], by.get(("recursion", kind, d))
+        exact = by[("pkex-exact", kind, d)]
+        cells = [kind, d, pkex["nodes"], -(-d // 2), f"{pkex['seconds']:.4f}",
+                 f"{exact['seconds']:.4f}", f"{exact['seconds'] / pkex['seconds']:.1f}x",
+                 f"{by[('pkex-2jobs', kind, d)]['seconds']:.4f}",
+                 f"{by[('pkex-numpy', kind, d)]['seconds']:.4f}"]
         if rec and rec["n_pairs"] == pkex["n_pairs"]:
             cells += [f"{rec['seconds']:.3f}", f"**{rec['seconds'] / pkex['seconds']:.0f}x**"]
         else:
             cells += [f"not run ({rec['n_pairs']} pairs only)" if rec else "-", "-"]
-        enum = by.get(("enumeration", d))
+        enum = by.get(("enumeration", kind, d))
         cells += [f"{enum['seconds']:.3f}" if enum else "-"]
         cells += [f"{pkex['peak_mib']:.1f}", f"{rec['peak_mib']:.0f}" if rec else "-"]
         cells += [_fmt(pkex["efficiency_error"]), _fmt(rec["efficiency_error"]) if rec else "-",
                   _fmt(enum["efficiency_error"]) if enum else "-"]
         table.append(cells)
-    header = ["d", "pkex s", "pkex 2 jobs s", "pkex NumPy s", "recursion s", "speed-up",
+    header = ["kind", "d", "nodes used", "exact nodes", "pkex s", "pkex exact s",
+              "bound saves", "pkex 2 jobs s", "pkex NumPy s", "recursion s", "speed-up",
               "enumeration s", "pkex peak MiB", "recursion peak MiB", "pkex eff. err",
               "recursion eff. err", "enumeration eff. err"]
     return markdown_table(header, table)
@@ -112,19 +128,21 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dims", type=int, nargs="+", default=list(DIMS))
     parser.add_argument("--pairs", type=int, default=500)
+    parser.add_argument("--kinds", nargs="+", choices=["narrow", "wide"],
+                        default=["narrow", "wide"])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=RESULTS)
-    parser.add_argument("--worker", nargs=4, metavar=("METHOD", "D", "PAIRS", "SEED"))
+    parser.add_argument("--worker", nargs=5, metavar=("METHOD", "KIND", "D", "PAIRS", "SEED"))
     args = parser.parse_args(argv)
     if args.worker:
-        method, d, n_pairs, seed = args.worker
-        print(json.dumps(worker(method, int(d), int(n_pairs), int(seed))))
+        method, kind, d, n_pairs, seed = args.worker
+        print(json.dumps(worker(method, kind, int(d), int(n_pairs), int(seed))))
         return
 
-    jobs = list(plan(args.dims, args.pairs))
+    jobs = list(plan(args.kinds, args.dims, args.pairs))
     rows = []
-    for method, d, n_pairs in progress(jobs, desc="engine benchmark", file=sys.stderr):
-        rows.append(run_worker("benchmarks.engine", method, d, n_pairs, args.seed))
+    for method, kind, d, n_pairs in progress(jobs, desc="engine benchmark", file=sys.stderr):
+        rows.append(run_worker("benchmarks.engine", method, kind, d, n_pairs, args.seed))
     write_results(
         args.out, "engine", rows, "Engine benchmark",
         f"`python -m benchmarks.engine` ({args.pairs} pairs, seed {args.seed}); times are the "

@@ -1,0 +1,108 @@
+"""Adaptive quadrature: as many nodes as the proven error bound needs, never more than exact."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pkex_select import pair_contributions, shapley_values
+from pkex_select._engine import (
+    _log_error_bound,
+    _loo_integrals,
+    exact_node_count,
+    gauss_rule,
+    node_counts,
+)
+from tests.references import recursion_shapley
+
+TOL = 2.0**-53
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(0, 200), st.integers(1, 5000), st.sampled_from([TOL, 1e-12, 1e-8, 1e-4]))
+def test_node_count_is_the_fewest_the_bound_allows(spread, n_features, tol):
+    m = int(node_counts(np.array([spread]), n_features, tol)[0])
+    cap = exact_node_count(n_features)
+    assert 1 <= m <= cap
+    if m < cap:
+        assert _log_error_bound(np.array(spread), m) <= np.log(tol)
+    if m > 1:  # one node fewer would not be proven accurate
+        assert _log_error_bound(np.array(spread), m - 1) > np.log(tol) - 1e-9
+
+
+def test_tol_zero_is_the_exact_rule():
+    assert np.all(node_counts(np.array([0.0, 1e-30, 5.0]), 101, 0.0) == 51)
+
+
+def integrals_with(Z, n_nodes):
+    """prod_{i != j} ((1 - t) + t z_i) integrated with an n-node rule, by brute force."""
+    nodes, complements, weights = gauss_rule(n_nodes)
+    factors = complements[:, None, None] + nodes[:, None, None] * Z[None]
+    total = np.prod(factors, axis=2, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        loo = total / factors
+    return np.einsum("k,kpj->pj", weights, loo)
+
+
+@pytest.mark.parametrize("tol", [1e-4, 1e-8, 1e-12])
+@pytest.mark.parametrize("n_features", [40, 200, 1000])
+def test_bound_holds_where_it_is_tight(tol, n_features):
+    # Equal u_i make e_q(u) closest to S^q / q!: spreads just inside each count's limit.
+    for m in range(1, 12):
+        limit = np.exp(np.log(2 * m + 1) - 1e-9)
+        spreads = [s for s in np.linspace(0.05, limit, 40)
+                   if node_counts(np.array([s]), n_features, tol)[0] == m]
+        if not spreads:
+            continue
+        Z = 1.0 - np.array(spreads)[:, None] / n_features * np.ones(n_features)
+        adaptive = integrals_with(Z, m)
+        exact = integrals_with(Z, exact_node_count(n_features))
+        assert np.max(np.abs(adaptive - exact)) <= tol + 1e-14
+
+
+@pytest.mark.parametrize("n_features", [17, 40, 301, 2000, 5000])
+def test_adaptive_agrees_with_exact_on_awkward_factors(n_features):
+    rng = np.random.default_rng(n_features)
+    wide = 1.0 - rng.uniform(0, 3.0 / n_features, (30, n_features))  # S about 1.5
+    zeros_ones = np.where(rng.random((10, n_features)) < 0.995, 1.0, 0.0)
+    signed = 1.0 + rng.normal(scale=0.5 / n_features, size=(10, n_features))
+    narrow = rng.uniform(0, 1, (10, n_features))
+    Z = np.concatenate([wide, zeros_ones, signed, narrow])
+    weights = rng.normal(size=len(Z))
+    for backend in ["numba", "numpy"] if n_features <= 2000 else ["numba"]:
+        adaptive = shapley_values(Z, weights, backend=backend)
+        exact = shapley_values(Z, weights, backend=backend, tol=0)
+        np.testing.assert_allclose(adaptive, exact, rtol=0, atol=1e-14 * np.abs(weights).sum())
+    counts = node_counts(np.abs(Z - 1).sum(1), n_features)
+    assert counts[:30].max() <= 14 < exact_node_count(n_features) or n_features < 30
+
+
+@pytest.mark.parametrize("n_features", [60, 500])
+def test_adaptive_matches_the_published_recursion_on_wide_kernels(n_features):
+    rng = np.random.default_rng(1)
+    a, b = rng.normal(size=(2, 200, n_features))
+    Z = np.exp(-((a - b) ** 2) / (2 * n_features))  # gamma = 1 / (2 d), as gamma="scale"
+    weights = rng.normal(size=200)
+    np.testing.assert_allclose(shapley_values(Z, weights), recursion_shapley(Z, weights),
+                               rtol=0, atol=1e-13 * np.abs(weights).sum())
+    np.testing.assert_allclose(weights @ pair_contributions(Z), shapley_values(Z, weights),
+                               rtol=0, atol=1e-15 * np.abs(weights).sum())
+
+
+def test_loo_integrals_group_pairs_of_equal_counts():
+    rng = np.random.default_rng(2)
+    # Enough work for the bound to be used (at least 1e6 multiply-adds).
+    Z = np.concatenate([1 - rng.uniform(0, 1e-3, (300, 100)),
+                        1 - rng.uniform(0, 0.05, (200, 100)), rng.uniform(0, 1, (100, 100))])
+    rng.shuffle(Z)
+    counts = node_counts(np.abs(Z - 1).sum(1), 100)
+    assert len(np.unique(counts)) >= 3 and counts.min() < 10
+    for backend in ["numpy", "numba"]:
+        np.testing.assert_allclose(_loo_integrals(Z, backend), _loo_integrals(Z, backend, 0.0),
+                                   rtol=0, atol=1e-14)
+
+
+@pytest.mark.parametrize("tol", [-1e-3, 1.0, float("nan"), "small"])
+def test_tol_is_validated(tol):
+    with pytest.raises(ValueError, match="tol must be"):
+        shapley_values(np.full((2, 3), 0.5), np.ones(2), tol=tol)
