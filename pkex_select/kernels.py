@@ -64,9 +64,11 @@ def kernel_factor(a, b, kernel, gamma=1.0):
     """
     if kernel == "delta":
         return np.equal(a, b).astype(np.float64)
-    diff = np.subtract(a, b, dtype=np.float64)
+    diff = np.asarray(np.subtract(a, b, dtype=np.float64))  # scalars too: computed in place
     shape = np.broadcast_shapes(diff.shape, np.shape(gamma))
-    return factor_of_difference(np.array(np.broadcast_to(diff, shape)), kernel, gamma)
+    if shape != diff.shape:  # gamma has more dimensions: the result takes its shape
+        diff = np.array(np.broadcast_to(diff, shape))
+    return factor_of_difference(diff, kernel, gamma)
 
 
 def factor_of_difference(diff, kernel, gamma=1.0):
@@ -244,6 +246,8 @@ def factor_tensor(A, B, kernels="rbf", gamma=1.0):
     n_features = A.shape[1]
     kernels = _as_kernel_list(kernels, n_features)
     gamma = _as_gamma(gamma, n_features)
+    if len(set(kernels)) == 1:  # one kernel: no column gathers
+        return kernel_factor(A[:, None, :], B[None, :, :], kernels[0], gamma)
     Z = np.empty((A.shape[0], B.shape[0], n_features))
     for kernel in set(kernels):
         cols = np.array([j for j, k in enumerate(kernels) if k == kernel])
