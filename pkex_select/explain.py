@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.utils.validation import check_array
 
 from . import _models
-from ._engine import rows_per_task, shapley_values
+from ._engine import DEFAULT_TOL, rows_per_task, shapley_values
 from ._models import SUPPORTED, as_dense, read_model
 from .kernels import factor_tensor
 
@@ -89,6 +89,9 @@ class ProductKernelExplainer:
         Defaults to the model's ``feature_names_in_`` or ``x0, x1, ...``.
     n_jobs : int, default=None
         Parallel tasks of the engine (joblib).
+    tol : float, default=2**-53
+        Bound on the quadrature error of each integral; ``tol=0`` uses the exact rule
+        everywhere (see :func:`pkex_select.pair_contributions`).
 
     Attributes
     ----------
@@ -121,9 +124,10 @@ class ProductKernelExplainer:
     True
     """
 
-    def __init__(self, model, *, feature_names=None, n_jobs=None):
+    def __init__(self, model, *, feature_names=None, n_jobs=None, tol=DEFAULT_TOL):
         self.model = model
         self.n_jobs = n_jobs
+        self.tol = tol
         self._expansion = read_model(model)
         self.n_features_in_ = self._expansion.points.shape[1]
         if feature_names is None:
@@ -195,7 +199,7 @@ class ProductKernelExplainer:
         values = np.empty((data.shape[0], self.n_features_in_, weights.shape[1]))
         for rows, Z in self._factor_blocks(inputs):
             batch_weights = np.broadcast_to(weights, (Z.shape[0],) + weights.shape)
-            values[rows] = shapley_values(Z, batch_weights, n_jobs=self.n_jobs)
+            values[rows] = shapley_values(Z, batch_weights, n_jobs=self.n_jobs, tol=self.tol)
         base_values = np.broadcast_to(empty_value, (data.shape[0], weights.shape[1])).copy()
         return Explanation(
             values=self._shape_outputs(values),

@@ -106,3 +106,17 @@ def test_loo_integrals_group_pairs_of_equal_counts():
 def test_tol_is_validated(tol):
     with pytest.raises(ValueError, match="tol must be"):
         shapley_values(np.full((2, 3), 0.5), np.ones(2), tol=tol)
+
+
+def test_explainer_passes_its_tolerance_to_the_engine():
+    from sklearn.svm import SVR
+
+    from pkex_select import ProductKernelExplainer
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 120))
+    model = SVR(gamma="scale").fit(X[:250], X[:250, 0] * X[:250, 1])
+    adaptive = ProductKernelExplainer(model).explain(X[250:])
+    exact = ProductKernelExplainer(model, tol=0).explain(X[250:])
+    scale = np.abs(model.dual_coef_).sum()
+    np.testing.assert_allclose(adaptive.values, exact.values, rtol=0, atol=1e-14 * scale)

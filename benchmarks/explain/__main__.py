@@ -1,11 +1,13 @@
 """Explainer benchmark: exact local explanations of an RBF SVR against its peers.
 
     python -m benchmarks.explain [--dims 10 50 100 200 500] [--budget 120] [--out DIR]
+                                 [--methods pkex pkex-exact shapiq recursion kernelshap]
 
 An RBF ``SVR`` (gamma = 1 / (2 d), epsilon = 0.01, so nearly all of the 500 training points
 are support vectors) is explained for 1 and for 100 test points by
 
-- ``pkex``: this library's ``ProductKernelExplainer`` (one thread);
+- ``pkex``: this library's ``ProductKernelExplainer`` (one thread; nodes from the error
+  bound), and ``pkex-exact`` with ``tol=0`` (ceil(d / 2) nodes, the engine before the bound);
 - ``shapiq``: shapiq's ``ProductKernelExplainer`` (the published algorithm as packaged);
 - ``recursion``: the published prefix/suffix recursion (tests/references.py) per point;
 - ``kernelshap``: shap's ``KernelExplainer`` with its default budget (2d + 2048 coalitions)
@@ -29,10 +31,12 @@ from sklearn.svm import SVR
 
 from benchmarks._measure import markdown_table, progress, write_results
 from pkex_select import ProductKernelExplainer
+from pkex_select._engine import DEFAULT_TOL
 from pkex_select.kernels import factor_tensor
 from tests.references import recursion_shapley
 
 DIMS = (10, 50, 100, 200, 500)
+METHODS = ("pkex", "pkex-exact", "shapiq", "recursion", "kernelshap")
 RESULTS = Path(__file__).parent / "results"
 
 
@@ -94,23 +98,25 @@ def time_points(explain, points, budget):
     return (time.perf_counter() - start) / len(values), np.array(values)
 
 
-def run(dims, budget, seed):
+def run(dims, budget, seed, methods=METHODS):
     rows = []
-    jobs = [(d, m) for d in dims for m in ("pkex", "shapiq", "recursion", "kernelshap")]
+    jobs = [(d, m) for d in dims for m in ["pkex"] + [m for m in methods if m != "pkex"]]
     exact = {}
     for d, method in progress(jobs, desc="explain benchmark", file=sys.stderr):
         model, X_test = make_model(d, seed)
-        if method == "pkex":
-            explainer = ProductKernelExplainer(model, n_jobs=1)
+        if method in ("pkex", "pkex-exact"):
+            explainer = ProductKernelExplainer(model, n_jobs=1, tol=0 if "exact" in method
+                                               else DEFAULT_TOL)
             explainer.explain(X_test[:1])  # compile outside the timing
             start = time.perf_counter()
             one = explainer.explain(X_test[:1]).values
             t_one = time.perf_counter() - start
             start = time.perf_counter()
-            exact[d] = explainer.explain(X_test[:100]).values
+            values = explainer.explain(X_test[:100]).values
             t_hundred = time.perf_counter() - start
-            rows.append(_row(d, method, model, t_one, t_hundred, 100, exact[d], exact[d]))
-            assert np.allclose(one, exact[d][:1], rtol=0, atol=1e-13)
+            exact.setdefault(d, values)
+            rows.append(_row(d, method, model, t_one, t_hundred, 100, values, exact[d]))
+            assert np.allclose(one, values[:1], rtol=0, atol=1e-13)
             continue
         explain = {"shapiq": shapiq_values, "recursion": recursion_values,
                    "kernelshap": kernelshap_values}[method](model)
@@ -161,8 +167,9 @@ def main(argv=None):
                         help="seconds per slow method and d before extrapolating")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
     args = parser.parse_args(argv)
-    rows = run(args.dims, args.budget, args.seed)
+    rows = run(args.dims, args.budget, args.seed, args.methods)
     write_results(
         args.out, "explain", rows, "Explainer benchmark",
         f"`python -m benchmarks.explain` (RBF SVR, 500 training points, seed {args.seed}, "
