@@ -84,6 +84,12 @@ def solve(plan, factors, weights, *, n_jobs=None, progress=None, backend="auto")
     Returns
     -------
     values : ndarray of shape (n_scales, n_orders, n_features)
+    statistics : ndarray of shape (n_scales, n_orders)
+        Per scale, ``sum_p w_p prod_j z_pj``: the statistic without its part from the
+        diagonal pairs, which is the same in every order. The values add up to it plus that
+        constant; but where the joint kernel is nearly the identity (d median-width factors)
+        the sum of the values is the constant plus a signal below its rounding error, so
+        tests compare these instead.
     kernel_moments : ndarray of shape (n_scales, 3)
         Per scale, the number of pairs and the sums of the joint kernel ``prod_j z_pj``
         and of its square over the pairs.
@@ -93,25 +99,26 @@ def solve(plan, factors, weights, *, n_jobs=None, progress=None, backend="auto")
         pairs = plan.pairs(block)
         block_weights = weights(pairs)
         scales = factors(pairs)
-        values, moments = [], np.zeros((len(scales), 3))
+        values, statistics, moments = [], [], np.zeros((len(scales), 3))
         for k, Z in enumerate(scales):
-            if len(scales) > 1:  # only a sum over scales needs each kernel's spread
-                joint = np.prod(Z, axis=1)
-                moments[k] = joint.size, joint.sum(), joint @ joint
+            joint = np.prod(Z, axis=1)
+            moments[k] = joint.size, joint.sum(), joint @ joint
+            statistics.append(block_weights @ joint)
             values.append(weighted_contributions(Z, block_weights, backend=backend))
-        return np.array(values), moments
+        return np.array(values), np.array(statistics), moments
 
     n_jobs = n_jobs if len(plan.blocks) > 1 else 1
     results = Parallel(n_jobs=n_jobs, prefer="threads", return_as="generator")(
         delayed(task)(block) for block in plan.blocks
     )
-    values = moments = 0.0
-    for done, (block_values, block_moments) in enumerate(results, start=1):
+    values = statistics = moments = 0.0
+    for done, (block_values, block_statistics, block_moments) in enumerate(results, start=1):
         values = values + block_values
+        statistics = statistics + block_statistics
         moments = moments + block_moments
         if progress is not None:
             progress(done, len(plan.blocks))
-    return values, moments
+    return values, statistics, moments
 
 
 def kernel_spread(moments):
@@ -136,22 +143,22 @@ def attribute(statistic, factors, target, n_samples, *, n_permutations=0, random
     -------
     values : ndarray of shape (n_permutations + 1, n_features)
         Row 0 for the observed order of the target.
-    scale_totals : ndarray of shape (n_permutations + 1, n_scales)
-        Each scale's part of the statistic (its values' sum, normalised as in the sum).
+    scale_statistics : ndarray of shape (n_permutations + 1, n_scales)
+        Each scale's statistic, normalised as in the sum, without the part that is the same
+        in every order (see :func:`solve`): what tests of the statistic compare.
     """
     statistic.check(n_samples)
     rng = check_random_state(random_state)
     pair_bytes = 8 * max(factors.n_features, n_permutations + 1)
     plan = statistic.plan(n_samples, rng, pair_bytes, n_jobs)
     orders = permutation_orders(n_samples, n_permutations, rng)
-    values, moments = solve(plan, factors, statistic.weights(target, orders, plan), n_jobs=n_jobs,
-                            progress=progress)
+    values, statistics, moments = solve(plan, factors, statistic.weights(target, orders, plan),
+                                        n_jobs=n_jobs, progress=progress)
     if len(values) == 1:
-        return values[0], values[0].sum(axis=1, keepdims=True)
+        return values[0], statistics.T
     spread = kernel_spread(moments)
     scale_weights = np.divide(1.0, spread, out=np.zeros_like(spread), where=spread > 0)
-    scaled = values * scale_weights[:, None, None]
-    return scaled.sum(axis=0), scaled.sum(axis=2).T
+    return np.tensordot(scale_weights, values, axes=1), (statistics * scale_weights[:, None]).T
 
 
 def permutation_orders(n_samples, n_permutations, random_state):

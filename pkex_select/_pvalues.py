@@ -111,28 +111,27 @@ def adjusted_pvalues(values, correction, family):
     return result
 
 
-def aggregated_pvalue(values, totals=None):
-    """The overall permutation test: totals and the largest studentised Shapley value.
+def aggregated_pvalue(values, statistics):
+    """The overall permutation test: the statistic and the largest studentised Shapley value.
 
-    Several statistics share one set of permutations: the total of each bandwidth scale
-    (``totals``; by efficiency, the sum of the values when there is one scale), which sees
-    dependence or drift spread over many features, and the largest studentised Shapley
-    value, which sees it in one or a few. Each order's p-value under each statistic is its
-    rank among all orders; the test statistic is the smallest of them, calibrated by the
-    same permutations (min-p aggregation, as in MMDAgg), so the test is exact at any level
-    whatever the dependence between the statistics.
+    Several statistics share one set of permutations: ``statistics`` (for example the
+    widest scale's HSIC or MMD^2), which sees dependence or drift spread thin over many
+    features, and the largest studentised Shapley value, which sees it concentrated in one or
+    a few. Each order's p-value under each statistic is its rank among all orders; the test
+    statistic is the smallest of them, calibrated by the same permutations (min-p
+    aggregation, as in MMDAgg), so the test is exact at any level whatever the dependence
+    between the statistics.
 
     Parameters
     ----------
     values : ndarray of shape (1 + n_permutations, n_features)
-    totals : ndarray of shape (1 + n_permutations, n_scales), default=None
+    statistics : ndarray of shape (1 + n_permutations, n_statistics)
 
     Returns
     -------
     float
     """
-    totals = values.sum(axis=1, keepdims=True) if totals is None else totals
-    statistics = np.column_stack([totals, studentise(values).max(axis=1)])
+    statistics = np.column_stack([statistics, studentise(values).max(axis=1)])
     n_orders = statistics.shape[0]
     # The p-value of every order under each statistic: its rank among all orders.
     order_pvalues = np.empty_like(statistics)

@@ -82,7 +82,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         X, validated = self._validate_features(X, y)
         target = self._validate_target(validated, y)
         factors = self._factors(X)
-        values, scale_totals = _pairgame.attribute(
+        values, scale_statistics = _pairgame.attribute(
             self._statistic(), factors, target, X.shape[0],
             n_permutations=self.n_permutations, random_state=self.random_state,
             n_jobs=self.n_jobs, progress=self._progress,
@@ -98,8 +98,9 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             # The widest scale's total is the statistic most like the standard kernel tests
             # (it sees drift or dependence spread thin over many features); the largest
             # studentised value sees it concentrated in a few.
+            self.statistics_ = scale_statistics
             widest = int(np.argmax(self.scales_))
-            self.pvalue_ = aggregated_pvalue(values, scale_totals[:, [widest]])
+            self.pvalue_ = aggregated_pvalue(values, scale_statistics[:, [widest]])
         # Constant columns carry no information: they rank last and are never selected.
         order = np.lexsort((-self.shapley_values_, self._constant_mask_))
         self.ranking_ = np.empty(X.shape[1], dtype=np.intp)

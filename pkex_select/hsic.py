@@ -183,6 +183,13 @@ class HSICShapleySelector(ShapleySelectorBase):
         largest studentised Shapley value, calibrated by the same permutations (min-p, as in
         MMDAgg), so that dependence spread over many features and dependence carried by one
         are both seen. With ``scales=[1]`` the first is ``hsic_`` itself.
+    statistics_ : ndarray of shape (n_permutations + 1, n_scales)
+        Each scale's HSIC over the off-diagonal pairs (normalised as in the sum over scales),
+        for the observed labels (row 0) and each permutation (only with
+        ``n_permutations > 0``). It differs from the sum of the values by a constant that is
+        the same in every order, and it is what the overall test compares: where the joint
+        kernel is nearly the identity the sum of the values is that constant plus a signal
+        below its rounding error.
     null_distribution_ : ndarray of shape (n_permutations, n_features_in_)
         The Shapley values under each permutation of y (only with ``n_permutations > 0``);
         their row sums are the HSIC null distribution. ``pvalues_[j]`` is
