@@ -162,8 +162,13 @@ def attribute(statistic, factors, target, n_samples, *, n_permutations=0, random
 
 
 def permutation_orders(n_samples, n_permutations, random_state):
-    """The identity followed by ``n_permutations`` random permutations of the samples."""
-    orders = np.empty((n_permutations + 1, n_samples), dtype=np.intp)
+    """The identity followed by ``n_permutations`` random permutations of the samples.
+
+    32-bit indices: the orders are the largest array of a permutation test (n_samples by
+    n_permutations + 1), and halving it matters at 10^5 samples and more.
+    """
+    index_type = np.int32 if n_samples < 2**31 else np.intp
+    orders = np.empty((n_permutations + 1, n_samples), dtype=index_type)
     orders[0] = np.arange(n_samples)
     for k in range(1, n_permutations + 1):
         orders[k] = random_state.permutation(n_samples)
