@@ -227,6 +227,6 @@ def test_table_reads_right(awkward_csv):
 
     rows = [line for line in result.stdout.splitlines() if re.match(r"\s+\d\*? ", line)]
     # The p-value column ends at the same terminal column on every row, wide names included.
-    ends = {_width(line[: re.search(r"\d\.\d{3}  \d\.\d{3}(?=  )", line).end()])
+    ends = {_width(line[: re.search(r"\d\.\d{3} +\d\.\d{3}(?=  )", line).end()])
             for line in rows}
     assert len(rows) == 4 and len(ends) == 1
