@@ -269,15 +269,18 @@ def _loo_integrals(Z, backend, tol=DEFAULT_TOL):
         return _integrals_with_rule(Z, cap, backend)
     fewer = np.flatnonzero(counts < cap)
     counts[fewer] = node_counts(np.abs(Z[fewer] - 1.0).sum(axis=1), n_features, tol)
-    if not _saves_enough(counts, cap):
-        return _integrals_with_rule(Z, cap, backend)
+    # Pairs sorted by count, in groups of the compiled kernel's width, each group with the
+    # largest count among its pairs: the kernel's lanes stay full.
     order = np.argsort(counts, kind="stable")
-    sorted_counts = counts[order]
-    starts = np.flatnonzero(np.diff(sorted_counts, prepend=-1))
+    group_counts = np.maximum.reduceat(counts[order], np.arange(0, n_rows, _PAIR_BLOCK))
+    if not _saves_enough(group_counts, cap):
+        return _integrals_with_rule(Z, cap, backend)
+    group_of_row = np.repeat(group_counts, _PAIR_BLOCK)[:n_rows]
+    starts = np.flatnonzero(np.diff(group_of_row, prepend=-1))
     integrals = np.empty(Z.shape)
     for start, stop in zip(starts, list(starts[1:]) + [n_rows]):
         rows = order[start:stop]
-        integrals[rows] = _integrals_with_rule(Z[rows], int(sorted_counts[start]), backend)
+        integrals[rows] = _integrals_with_rule(Z[rows], int(group_of_row[start]), backend)
     return integrals
 
 
