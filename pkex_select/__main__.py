@@ -199,7 +199,10 @@ def _print_table(rows, selector, title, out):
     width = max([7] + [_width(r["feature"]) for r in rows])
     largest = max(abs(r["shapley_value"]) for r in rows) or 1.0
     print(title, file=out)
-    print(f"HSIC = {selector.hsic_:.6g}; the values add up to it.", file=out)
+    scales = ", ".join(f"{scale:.3g}" for scale in selector.scales_)
+    name = "HSIC" if len(selector.scales_) == 1 else (
+        f"HSIC summed over bandwidth scales {scales} (each over its kernel's spread)")
+    print(f"{name} = {selector.hsic_:.6g}; the values add up to it.", file=out)
     if hasattr(selector, "pvalue_"):
         print(f"Independence test of X and y: p = {selector.pvalue_:.4g} "
               f"({selector.n_permutations} permutations). Per-feature p-values are adjusted "
