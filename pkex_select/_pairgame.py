@@ -27,8 +27,11 @@ class DataFactors:
     """
 
     def __init__(self, X, kernels, gammas):
-        self.X, self.kernels, self.gammas = X, list(kernels), [np.asarray(g) for g in gammas]
+        self.X, self.gammas = X, [np.asarray(g) for g in gammas]
         self.n_features = X.shape[1]
+        # The columns of each kernel, found once rather than for every block.
+        kernels = np.asarray(kernels)
+        self.columns = {kernel: np.flatnonzero(kernels == kernel) for kernel in set(kernels)}
 
     def _differences(self, pairs):
         X = self.X
@@ -51,10 +54,9 @@ class DataFactors:
                               gamma) for k, gamma in enumerate(self.gammas)]
 
     def _factors(self, Z, gamma):
-        if len(set(self.kernels)) == 1:
-            return factor_of_difference(Z, self.kernels[0], gamma)
-        for kernel in set(self.kernels):
-            cols = np.array([j for j, k in enumerate(self.kernels) if k == kernel])
+        if len(self.columns) == 1:
+            return factor_of_difference(Z, next(iter(self.columns)), gamma)
+        for kernel, cols in self.columns.items():
             Z[:, cols] = factor_of_difference(Z[:, cols], kernel, gamma[cols])
         return Z
 

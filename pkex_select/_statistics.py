@@ -133,13 +133,11 @@ class MMD(_GramStatistic):
             members = plan.members
             drawn = members.shape[0] * members.shape[1] * (members.shape[1] - 1) / 2
             table *= n * (n - 1) / 2 / drawn
-        flat_table = table.ravel()
-        # Each sample's group in each order, in the smallest integer type that holds the
-        # flat table's indices (n_orders by n_samples: the largest array of the test).
-        ordered = codes.astype(np.min_scalar_type(n_groups * n_groups))[orders]
+        # Each sample's group in each order, in the smallest integer type that holds it
+        # (n_orders by n_samples: the largest array of the test).
+        ordered = codes.astype(np.min_scalar_type(n_groups))[orders]
 
         def weights(pairs):
-            return flat_table[ordered[:, pairs.a].astype(np.intp) * n_groups
-                              + ordered[:, pairs.b]]
+            return table[ordered[:, pairs.a], ordered[:, pairs.b]]
 
         return weights
