@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ._validation import MAX_CLASSES, MIN_SAMPLES_PER_CLASS
+
 _BAR_WIDTH = 30
 # From this many samples on, fits print their progress.
 _VERBOSE_FROM = 3000
@@ -70,7 +72,8 @@ def _parser():
     rank.add_argument("--target", required=True, help="name of the target column")
     rank.add_argument("--task", choices=list(_TARGET_KERNELS), default="auto",
                       help="auto: classification for text, booleans and integers with at most "
-                      "20 values (and 2 rows per value), else regression")
+                      f"{MAX_CLASSES} values (and {MIN_SAMPLES_PER_CLASS} rows per value), else "
+                      "regression (the rule of target_kernel='auto')")
     return parser
 
 
