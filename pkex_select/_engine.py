@@ -1,9 +1,11 @@
 """Exact Shapley values of the product-kernel pair game.
 
-The game is ``v(S) = sum_p w_p prod_{j in S} z_pj`` (docs/design.md, section 1). Its Shapley
-value is
+The game is ``v(S) = sum_p w_p prod_{j in S} z_pj prod_{j not in S} b_pj`` (docs/design.md,
+section 1): removing feature j replaces its kernel factor by the baseline ``b_pj``, which is 1
+(an infinite bandwidth) unless given. Its Shapley value is
 
-    phi_j = sum_p w_p (z_pj - 1) I_pj,   I_pj = integral_0^1 prod_{i != j} ((1 - t) + t z_pi) dt,
+    phi_j = sum_p w_p (z_pj - b_pj) I_pj,
+    I_pj = integral_0^1 prod_{i != j} ((1 - t) b_pi + t z_pi) dt,
 
 because the Shapley weight q! (d-1-q)! / d! is the Beta integral of t^q (1-t)^(d-1-q). The
 integrand is a polynomial of degree d - 1 in t, so Gauss-Legendre quadrature with ceil(d / 2)
@@ -96,31 +98,31 @@ def beta_quadrature(n_features):
     return gauss_rule(exact_node_count(n_features))
 
 
-def _log_error_bound(spread, n_nodes):
-    """log of sum_{q >= 2m} S^q / q! <= S^{2m} / (2m)! / (1 - S / (2m + 1)), or inf."""
+def _log_error_bound(spread, first_missed):
+    """log of sum_{q >= r} S^q / q! <= S^r / r! / (1 - S / (r + 1)), or inf; r = first_missed."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = spread / (2 * n_nodes + 1)
-        bound = (2 * n_nodes * np.log(spread) - gammaln(2 * n_nodes + 1.0)
-                 - np.log1p(-ratio))
+        ratio = spread / (first_missed + 1)
+        bound = first_missed * np.log(spread) - gammaln(first_missed + 1.0) - np.log1p(-ratio)
     return np.where(ratio < 1, bound, np.inf)
 
 
 @lru_cache(maxsize=32)
-def _largest_spreads(max_nodes, tol):
+def _largest_spreads(max_nodes, tol, weight_degree=0):
     """For m = 1, ..., max_nodes: the largest S for which m nodes are proven within tol.
 
     The bound increases with S, so bisection on log S finds it; the values increase with m.
     """
     n_nodes = np.arange(1, max_nodes + 1, dtype=np.float64)
-    low, high = np.full(max_nodes, -745.0), np.log(2 * n_nodes + 1)
+    first_missed = np.maximum(2 * n_nodes - weight_degree, 1)
+    low, high = np.full(max_nodes, -745.0), np.log(first_missed + 1)
     for _ in range(80):
         middle = (low + high) / 2
-        within = _log_error_bound(np.exp(middle), n_nodes) <= np.log(tol)
+        within = _log_error_bound(np.exp(middle), first_missed) <= np.log(tol)
         low, high = np.where(within, middle, low), np.where(within, high, middle)
     return np.exp(low)
 
 
-def node_counts(spreads, n_features, tol=DEFAULT_TOL):
+def node_counts(spreads, n_features, tol=DEFAULT_TOL, weight_degree=0):
     """Quadrature nodes each pair needs: the fewest whose error bound is at most ``tol``.
 
     With ``u_i = 1 - z_i`` the integrand is ``prod_i (1 - t u_i) = sum_q (-1)^q e_q(u) t^q``.
@@ -128,8 +130,11 @@ def node_counts(spreads, n_features, tol=DEFAULT_TOL):
     power by at most 1 (the integral and the rule of t^q both lie in [0, 1]), and
     ``|e_q(u)| <= S^q / q!`` with ``S = sum_i |u_i|``, so the error of each integral is at
     most ``sum_{q >= 2m} S^q / q! <= S^{2m} / (2m)! / (1 - S / (2m + 1))``. This holds for
-    any real factors. The count is capped at ceil(d / 2), where the rule is exact; ``tol=0``
-    asks for that everywhere.
+    any real factors, and with factors ``(1 - t) b_i + t z_i`` and ``S = sum_i |z_i - b_i|``
+    for baselines |b_i| <= 1. The count is capped at ceil(d / 2), where the rule is exact;
+    ``tol=0`` asks for that everywhere. A polynomial weight of degree g on [0, 1] (the
+    Shapley-Taylor index's 2 (1 - t)) whose rule of every t^q also lies in [0, 1] leaves 2m - g
+    as the first power missed.
 
     Parameters
     ----------
@@ -139,6 +144,8 @@ def node_counts(spreads, n_features, tol=DEFAULT_TOL):
     tol : float, default=2**-53
         Bound on the absolute error of each integral (the unit roundoff by default, so the
         values agree with the exact rule to rounding).
+    weight_degree : int, default=0
+        Degree of the polynomial weight of the integral.
 
     Returns
     -------
@@ -147,19 +154,22 @@ def node_counts(spreads, n_features, tol=DEFAULT_TOL):
     cap = exact_node_count(n_features)
     if tol <= 0:
         return np.full(np.shape(spreads), cap)
-    counts = np.searchsorted(_largest_spreads(cap, float(tol)), spreads, side="left") + 1
+    largest = _largest_spreads(cap, float(tol), weight_degree)
+    counts = np.searchsorted(largest, spreads, side="left") + 1
     return np.minimum(counts, cap)
 
 
-def _loo_integrals_numpy(Z, nodes, complements, node_weights):
+def _loo_integrals_numpy(Z, base, nodes, complements, node_weights):
     """Reference implementation of ``I_pj`` with NumPy tiles of (rows, nodes, features)."""
     n_rows, n_features = Z.shape
+    base = 1.0 if base is None else base[:, None, :]
     integrals = np.zeros((n_rows, n_features))
     block = max(1, 2 * BLOCK_BYTES // (8 * max(n_rows, 1) * n_features * 3))
     for start in range(0, nodes.size, block):
         block_slice = slice(start, start + block)
         t = nodes[block_slice, None]
-        factors = complements[block_slice, None] + t * Z[:, None, :]  # (rows, nodes, features)
+        # (rows, nodes, features)
+        factors = complements[block_slice, None] * base + t * Z[:, None, :]
         loo = np.ones_like(factors)
         np.cumprod(factors[:, :, :-1], axis=2, out=loo[:, :, 1:])
         suffix = np.cumprod(factors[:, :, :0:-1], axis=2)[:, :, ::-1]
@@ -203,12 +213,13 @@ def _make_numba_kernel():
 
     @_cache_outside_the_package
     @numba.njit(nogil=True, fastmath={"reassoc", "contract"})
-    def loo_integrals(Z, nodes, complements, node_weights, pair_block):  # pragma: no cover
+    def loo_integrals(Z, base, nodes, complements, node_weights, pair_block):  # pragma: no cover
         n_rows, n_features = Z.shape
         integrals = np.empty((n_rows, n_features))
         # Pairs are the contiguous (vectorised) axis: the products run along features.
         block = min(pair_block, n_rows)
         factors = np.empty((n_features, block))
+        origins = np.empty((n_features, block))
         prefix = np.empty((n_features, block))
         acc = np.empty((n_features, block))
         running = np.empty(block)
@@ -217,22 +228,30 @@ def _make_numba_kernel():
             for j in range(n_features):
                 for p in range(width):
                     factors[j, p] = Z[start + p, j]
+                    if base is not None:  # numba prunes the branch when base is None
+                        origins[j, p] = base[start + p, j]
             acc[:, :width] = 0.0
             for k in range(nodes.size):
                 t = nodes[k]
                 one_minus_t = complements[k]
-                # Forward sweep: prefix[j] = prod_{i < j} ((1 - t) + t z_i).
+                # Forward sweep: prefix[j] = prod_{i < j} ((1 - t) b_i + t z_i).
                 running[:width] = 1.0
                 for j in range(n_features):
                     for p in range(width):
                         prefix[j, p] = running[p]
-                        running[p] *= one_minus_t + t * factors[j, p]
+                        if base is None:
+                            running[p] *= one_minus_t + t * factors[j, p]
+                        else:
+                            running[p] *= one_minus_t * origins[j, p] + t * factors[j, p]
                 # Backward sweep, the quadrature weight folded into the suffix product.
                 running[:width] = node_weights[k]
                 for j in range(n_features - 1, -1, -1):
                     for p in range(width):
                         acc[j, p] += prefix[j, p] * running[p]
-                        running[p] *= one_minus_t + t * factors[j, p]
+                        if base is None:
+                            running[p] *= one_minus_t + t * factors[j, p]
+                        else:
+                            running[p] *= one_minus_t * origins[j, p] + t * factors[j, p]
             for j in range(n_features):
                 for p in range(width):
                     integrals[start + p, j] = acc[j, p]
@@ -245,42 +264,65 @@ _loo_integrals_numba = _make_numba_kernel()
 _BACKENDS = ("auto", "numba", "numpy")
 
 
-def _integrals_with_rule(Z, n_nodes, backend):
-    rule = gauss_rule(n_nodes)
+def integrals_with_rule(Z, base, rule, backend="auto"):
+    """``I_pj`` (see the module docstring) by the quadrature ``rule`` = (t, 1 - t, weights)."""
     if backend == "numpy" or _loo_integrals_numba is None:
-        return _loo_integrals_numpy(Z, *rule)
-    return _loo_integrals_numba(Z, *rule, _PAIR_BLOCK)
+        return _loo_integrals_numpy(Z, base, *rule)
+    return _loo_integrals_numba(Z, base, *rule, _PAIR_BLOCK)
 
 
-def _loo_integrals(Z, backend, tol=DEFAULT_TOL):
+def adaptive_spreads(Z, base):
+    """``S = sum_i |z_i - b_i|`` of each pair, or None where the bound does not apply.
+
+    The bound of :func:`node_counts` needs |b_i| <= 1 (then the coefficients of
+    ``prod_i (b_i + t (z_i - b_i))`` are at most ``S^q / q!``): kernel means and the default
+    baseline 1 qualify.
+    """
+    if base is None:
+        return np.abs(Z - 1.0).sum(axis=1)
+    if np.abs(base).max(initial=0.0) > 1.0:
+        return None
+    return np.abs(Z - base).sum(axis=1)
+
+
+def _loo_integrals(Z, backend, tol=DEFAULT_TOL, base=None):
     """``I_pj`` with as many nodes per pair as its error bound needs (see node_counts).
 
     Pairs needing the same count run together, so the compiled kernel's lanes stay full.
     """
     n_rows, n_features = Z.shape
     cap = exact_node_count(n_features)
+    exact = gauss_rule(cap)
     if tol <= 0 or cap <= _MIN_ADAPTIVE_NODES or n_rows * cap * n_features < _MIN_ADAPTIVE_WORK:
-        return _integrals_with_rule(Z, cap, backend)
-    # d - sum_j z_j is a lower bound of S = sum_j |1 - z_j| (equal for factors in [0, 1]) and
-    # costs no temporary; its counts are lower bounds too, so when even they save too little
-    # (narrow kernels) the exact rule runs at once.
-    counts = node_counts(n_features - Z.sum(axis=1), n_features, tol)
-    if not _saves_enough(counts, cap):
-        return _integrals_with_rule(Z, cap, backend)
-    fewer = np.flatnonzero(counts < cap)
-    counts[fewer] = node_counts(np.abs(Z[fewer] - 1.0).sum(axis=1), n_features, tol)
+        return integrals_with_rule(Z, base, exact, backend)
+    if base is None:
+        # d - sum_j z_j is a lower bound of S = sum_j |1 - z_j| (equal for factors in [0, 1])
+        # and costs no temporary; its counts are lower bounds too, so when even they save
+        # too little (narrow kernels) the exact rule runs at once.
+        counts = node_counts(n_features - Z.sum(axis=1), n_features, tol)
+        if not _saves_enough(counts, cap):
+            return integrals_with_rule(Z, base, exact, backend)
+        fewer = np.flatnonzero(counts < cap)
+        counts[fewer] = node_counts(np.abs(Z[fewer] - 1.0).sum(axis=1), n_features, tol)
+    else:
+        spreads = adaptive_spreads(Z, base)
+        if spreads is None:
+            return integrals_with_rule(Z, base, exact, backend)
+        counts = node_counts(spreads, n_features, tol)
     # Pairs sorted by count, in groups of the compiled kernel's width, each group with the
     # largest count among its pairs: the kernel's lanes stay full.
     order = np.argsort(counts, kind="stable")
     group_counts = np.maximum.reduceat(counts[order], np.arange(0, n_rows, _PAIR_BLOCK))
     if not _saves_enough(group_counts, cap):
-        return _integrals_with_rule(Z, cap, backend)
+        return integrals_with_rule(Z, base, exact, backend)
     group_of_row = np.repeat(group_counts, _PAIR_BLOCK)[:n_rows]
     starts = np.flatnonzero(np.diff(group_of_row, prepend=-1))
     integrals = np.empty(Z.shape)
     for start, stop in zip(starts, list(starts[1:]) + [n_rows]):
         rows = order[start:stop]
-        integrals[rows] = _integrals_with_rule(Z[rows], int(group_of_row[start]), backend)
+        integrals[rows] = integrals_with_rule(
+            Z[rows], None if base is None else base[rows], gauss_rule(int(group_of_row[start])),
+            backend)
     return integrals
 
 
@@ -344,17 +386,37 @@ def _as_factors(Z):
     return Z
 
 
-def pair_contributions(Z, *, chunk_size=None, n_jobs=None, backend="auto", tol=DEFAULT_TOL):
+def as_baseline(baseline, Z):
+    """The removed-feature factors as a float array of Z's shape, or None for the default 1."""
+    if baseline is None:
+        return None
+    baseline = np.asarray(baseline, dtype=np.float64)
+    try:
+        baseline = np.broadcast_to(baseline, Z.shape)
+    except ValueError:
+        raise ValueError(
+            f"baseline of shape {baseline.shape} does not broadcast to Z's shape {Z.shape}."
+        ) from None
+    if not np.all(np.isfinite(baseline)):
+        raise ValueError("baseline contains NaN or infinity; removed factors must be finite.")
+    return np.ascontiguousarray(baseline)
+
+
+def pair_contributions(Z, *, baseline=None, chunk_size=None, n_jobs=None, backend="auto",
+                       tol=DEFAULT_TOL):
     """Per-pair Shapley contributions: the linear map from pair weights to Shapley values.
 
-    Row ``p`` holds ``(z_pj - 1) * integral_0^1 prod_{i != j} ((1 - t) + t z_pi) dt``, so that
-    ``shapley_values(Z, weights) == weights @ pair_contributions(Z)`` for every ``weights``.
-    Compute it once when the same factors are re-weighted many times (permutation tests).
+    Row ``p`` holds ``(z_pj - b_pj) * integral_0^1 prod_{i != j} ((1 - t) b_pi + t z_pi) dt``,
+    so that ``shapley_values(Z, weights) == weights @ pair_contributions(Z)`` for every
+    ``weights``. Compute it once when the same factors are re-weighted many times
+    (permutation tests).
 
     Parameters
     ----------
     Z : array-like of shape (n_pairs, n_features)
         Kernel factors ``z_pj = k_j(a_pj, b_pj)``; any finite real numbers.
+    baseline : array-like broadcastable to Z's shape, default=None
+        The factor of a removed feature (see :func:`shapley_values`); 1 when None.
     chunk_size : int, default=None
         Pairs per task. By default chosen so that one task's temporaries stay near 2 MiB.
     n_jobs : int, default=None
@@ -389,18 +451,20 @@ def pair_contributions(Z, *, chunk_size=None, n_jobs=None, backend="auto", tol=D
     if Z.ndim != 2:
         raise ValueError(f"Z must have shape (n_pairs, n_features); got {Z.shape}.")
     _check_options(backend, tol)
+    base = as_baseline(baseline, Z)
     slices = _row_slices(Z.shape[0], Z.shape[1], 1, chunk_size, n_jobs)
     parts = _parallel(*Z.shape, n_jobs)(
-        delayed(_contributions)(Z[sl], backend, tol) for sl in slices
+        delayed(_contributions)(Z[sl], backend, tol, None if base is None else base[sl])
+        for sl in slices
     )
     return np.concatenate(parts, axis=0) if parts else np.zeros((0, Z.shape[1]))
 
 
-def _contributions(Z, backend, tol=DEFAULT_TOL):
-    return (Z - 1.0) * _loo_integrals(Z, backend, tol)
+def _contributions(Z, backend, tol=DEFAULT_TOL, base=None):
+    return (Z - (1.0 if base is None else base)) * _loo_integrals(Z, backend, tol, base)
 
 
-def weighted_contributions(Z, weights, *, backend="auto", tol=DEFAULT_TOL):
+def weighted_contributions(Z, weights, *, baseline=None, backend="auto", tol=DEFAULT_TOL):
     """Shapley values of one block of pairs under several weightings, in one task.
 
     The primitive the streamed HSIC and MMD games are built from: ``weights @ C`` with ``C``
@@ -412,6 +476,8 @@ def weighted_contributions(Z, weights, *, backend="auto", tol=DEFAULT_TOL):
     Z : ndarray of shape (n_pairs, n_features)
         Finite kernel factors of the block (not validated: callers build them).
     weights : ndarray of shape (n_weightings, n_pairs)
+    baseline : ndarray of shape (n_pairs, n_features), default=None
+        Factors of removed features (not validated); 1 when None.
     backend : {"auto", "numba", "numpy"}, default="auto"
     tol : float, default=2**-53
         See :func:`pair_contributions`.
@@ -420,16 +486,18 @@ def weighted_contributions(Z, weights, *, backend="auto", tol=DEFAULT_TOL):
     -------
     values : ndarray of shape (n_weightings, n_features)
     """
-    return weights @ _contributions(Z, backend, tol)
+    return weights @ _contributions(Z, backend, tol, baseline)
 
 
-def shapley_values(Z, weights, *, chunk_size=None, n_jobs=None, backend="auto",
+def shapley_values(Z, weights, *, baseline=None, chunk_size=None, n_jobs=None, backend="auto",
                    tol=DEFAULT_TOL):
     """Exact Shapley values of the product-kernel pair game.
 
-    The game is ``v(S) = sum_p w_p prod_{j in S} Z[p, j]``: removing feature ``j`` replaces its
-    kernel factor by 1. The values satisfy ``values.sum(-1) == v(all) - v(empty)`` up to
-    rounding, for any number of features.
+    The game is ``v(S) = sum_p w_p prod_{j in S} Z[p, j] prod_{j not in S} B[p, j]``: removing
+    feature ``j`` replaces its kernel factor by the baseline ``B[p, j]``, which is 1 (an
+    infinite bandwidth: the "baseline" value function) unless given. The observational value
+    function puts the factor's mean over background data there instead. The values satisfy
+    ``values.sum(-1) == v(all) - v(empty)`` up to rounding, for any number of features.
 
     Parameters
     ----------
@@ -437,6 +505,9 @@ def shapley_values(Z, weights, *, chunk_size=None, n_jobs=None, backend="auto",
         Kernel factors; any finite real numbers (zeros and negatives included).
     weights : array-like of shape Z.shape[:-1] or Z.shape[:-1] + (n_outputs,)
         Pair weights ``w_p``; a trailing axis evaluates several games on the same factors.
+    baseline : array-like broadcastable to Z's shape, default=None
+        The factor of a removed feature; any finite real numbers. The quadrature error bound
+        (``tol``) is proven for baselines in [-1, 1]; larger ones use the exact rule.
     chunk_size : int, default=None
         Rows of factors per task (pairs of all points flattened). By default chosen so that
         one task's temporaries stay near 2 MiB, whatever the number of pairs.
@@ -491,10 +562,12 @@ def shapley_values(Z, weights, *, chunk_size=None, n_jobs=None, backend="auto",
     n_pairs = pair_shape[-1]
     n_points = 1 if Z.ndim == 2 else Z.shape[0]
     factors = Z.reshape(-1, n_features)
+    base = as_baseline(baseline, Z)
+    base = None if base is None else base.reshape(-1, n_features)
     slices = _row_slices(factors.shape[0], n_features, n_outputs, chunk_size, n_jobs)
 
     def task(sl):
-        contrib = _contributions(factors[sl], backend, tol)
+        contrib = _contributions(factors[sl], backend, tol, None if base is None else base[sl])
         first = sl.start // n_pairs
         # Rows of one task may span several points: sum each point's segment.
         point_of_row = np.arange(sl.start, sl.start + contrib.shape[0]) // n_pairs

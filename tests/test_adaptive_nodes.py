@@ -19,15 +19,20 @@ TOL = 2.0**-53
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.floats(0, 200), st.integers(1, 5000), st.sampled_from([TOL, 1e-12, 1e-8, 1e-4]))
-def test_node_count_is_the_fewest_the_bound_allows(spread, n_features, tol):
-    m = int(node_counts(np.array([spread]), n_features, tol)[0])
+@given(st.floats(0, 200), st.integers(1, 5000), st.sampled_from([TOL, 1e-12, 1e-8, 1e-4]),
+       st.sampled_from([0, 1]))
+def test_node_count_is_the_fewest_the_bound_allows(spread, n_features, tol, weight_degree):
+    m = int(node_counts(np.array([spread]), n_features, tol, weight_degree)[0])
     cap = exact_node_count(n_features)
     assert 1 <= m <= cap
+
+    def log_bound(n_nodes):  # the first power an n-node rule misses with this weight
+        return _log_error_bound(np.array(spread), max(2 * n_nodes - weight_degree, 1))
+
     if m < cap:
-        assert _log_error_bound(np.array(spread), m) <= np.log(tol)
+        assert log_bound(m) <= np.log(tol)
     if m > 1:  # one node fewer would not be proven accurate
-        assert _log_error_bound(np.array(spread), m - 1) > np.log(tol) - 1e-9
+        assert log_bound(m - 1) > np.log(tol) - 1e-9
 
 
 def test_tol_zero_is_the_exact_rule():
