@@ -1,6 +1,7 @@
 """Exact Shapley values for product-kernel methods, and feature selection built on them."""
 
 from ._engine import pair_contributions, shapley_values
+from ._interactions import interaction_values
 from .explain import Explanation, ProductKernelExplainer
 from .hsic import HSICShapleySelector, hsic_shapley_values
 from .mmd import MMDShapleyAttributor, attribute_shift, mmd_shapley_values
@@ -12,6 +13,7 @@ __all__ = [
     "ProductKernelExplainer",
     "attribute_shift",
     "hsic_shapley_values",
+    "interaction_values",
     "mmd_shapley_values",
     "pair_contributions",
     "shapley_values",

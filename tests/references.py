@@ -138,3 +138,70 @@ def interpolation_shapley(Z, weights, nodes="fft", max_bytes=64 * 2**20):
             loo[:, :, :-1] *= np.cumprod(factors[:, :, :0:-1], axis=2)[:, :, ::-1]
             omega[start : start + rows] = np.real(np.einsum("l,pld->pd", combination, loo))
     return np.asarray(weights, dtype=np.float64) @ ((Z - 1.0) * omega)
+
+
+def general_coalition_values(Z, baseline, weights):
+    """v(S) = sum_p w_p prod_{j in S} z_pj prod_{j not in S} b_pj for every mask S."""
+    Z = np.asarray(Z, dtype=np.float64)
+    baseline = np.broadcast_to(np.asarray(baseline, dtype=np.float64), Z.shape)
+    n_features = Z.shape[1]
+    products = np.ones((1, Z.shape[0]))
+    for j in range(n_features):
+        # Masks without bit j come first, with b_j; those with it follow, with z_j.
+        products = np.concatenate([products * baseline[:, j], products * Z[:, j]])
+    return products @ np.asarray(weights, dtype=np.float64)
+
+
+def moebius_transform(values, n_features):
+    """m(T) = sum_{L subset of T} (-1)^{|T| - |L|} v(L), over masks (the fast zeta inverse)."""
+    m = np.array(values, dtype=np.float64)
+    for j in range(n_features):
+        with_j = (np.arange(m.size) >> j) & 1 == 1
+        m[with_j] -= m[~with_j]
+    return m
+
+
+def interaction_reference(values, n_features, index):
+    """Order-two (or order-one) index from its definition as a sum over Moebius coefficients.
+
+    SII(T) = sum_{S > T} m(S) / (|S| - |T| + 1), BII(T) = sum m(S) / 2^{|S| - |T|},
+    STII(ij) = sum_{S > ij} m(S) / C(|S|, 2) with STII(i) = m(i), k-SII of order one
+    SV_i - 1/2 sum_j SII_ij; the diagonal holds the order-one values as in the package.
+    """
+    from math import comb
+
+    m = moebius_transform(values, n_features)
+    masks = np.arange(m.size)
+    sizes = np.array([bin(s).count("1") for s in masks])
+
+    def over_supersets(subset, weight):
+        contains = (masks & subset) == subset
+        return float(np.sum(m[contains] * weight(sizes[contains])))
+
+    d = n_features
+    shapley = np.array([over_supersets(1 << i, lambda s: 1.0 / s) for i in range(d)])
+    banzhaf = np.array([over_supersets(1 << i, lambda s: 0.5 ** (s - 1)) for i in range(d)])
+    if index == "SV":
+        return shapley
+    if index == "BV":
+        return banzhaf
+    pair_weight = {
+        "SII": lambda s: 1.0 / (s - 1),
+        "k-SII": lambda s: 1.0 / (s - 1),
+        "BII": lambda s: 0.5 ** (s - 2),
+        "STII": lambda s: 1.0 / np.array([comb(int(k), 2) for k in s]),
+        "Moebius": lambda s: (s == 2).astype(float),
+    }[index]
+    out = np.zeros((d, d))
+    for i in range(d):
+        for j in range(i + 1, d):
+            out[i, j] = out[j, i] = over_supersets((1 << i) | (1 << j), pair_weight)
+    diagonal = {
+        "SII": shapley,
+        "k-SII": shapley - out.sum(axis=1) / 2,
+        "BII": banzhaf,
+        "STII": np.array([m[1 << i] for i in range(d)]),
+        "Moebius": np.array([m[1 << i] for i in range(d)]),
+    }[index]
+    out[np.arange(d), np.arange(d)] = diagonal
+    return out

@@ -1,0 +1,282 @@
+"""Exact interaction indices of the product-kernel pair game.
+
+For one pair, the game ``v(S) = prod_{j in S} z_j prod_{j not in S} b_j`` has the Moebius
+coefficients ``m(T) = prod_{j in T} c_j prod_{j not in T} b_j`` with ``c = z - b``. Every
+cardinal interaction index of a set T is ``sum_{R disjoint from T} lambda(|R|) m(T + R)``, and
+when ``lambda(r) = integral t^r dW(t)`` that sum is one integral:
+
+    I(T) = prod_{j in T} c_j  integral  prod_{l not in T} ((1 - t) b_l + t z_l)  dW(t).
+
+Shapley interaction (SII): dW = dt on [0, 1]; Shapley-Taylor (STII, top order 2): 2 (1 - t) dt;
+Banzhaf (BII): a point mass at 1/2; Moebius: a point mass at 0. Gauss-Legendre with ceil(d / 2)
+nodes is exact for the first two, and the bound of :func:`pkex_select._engine.node_counts`
+gives fewer nodes where the factors allow.
+
+Pairwise values of a block of pairs are one matrix product per node: with ``f = (1 - t) b + t z``
+and the leave-one-out products ``L_i = prod_{l != i} f_l``, the leave-two-out product is
+``L_i / f_j``, so ``sum_p w_p c_pi c_pj prod_{l != i, j} f_pl = (c L)^T diag(w) (c / f)``. The
+division is exact to rounding unless some ``f`` is (nearly) zero; those pairs take the
+division-free route, leave-two-out products from prefix and suffix products, O(d^2) per pair.
+"""
+
+from numbers import Integral
+
+import numpy as np
+from joblib import delayed
+
+from ._engine import (
+    DEFAULT_TOL,
+    _as_factors,
+    _check_options,
+    _parallel,
+    adaptive_spreads,
+    as_baseline,
+    gauss_rule,
+    integrals_with_rule,
+    node_counts,
+    rows_per_task,
+    shapley_values,
+)
+
+__all__ = ["INDICES", "interaction_values"]
+
+# Index name (shapiq's) -> the order it is defined for here.
+INDICES = {"SV": 1, "BV": 1, "SII": 2, "BII": 2, "STII": 2, "k-SII": 2, "Moebius": 2}
+# Below this |f| a pair's leave-two-out products are not taken as L_i / f_j: 1 / f_j could
+# overflow, and L_i could underflow while the product it stands for does not.
+_SMALL_FACTOR = 2.0**-64
+_POINT_MASS = {"BV": 0.5, "BII": 0.5, "Moebius": 0.0}
+
+
+def _point_rule(t):
+    return np.array([t]), np.array([1.0 - t]), np.array([1.0])
+
+
+def _leave_one_out(f):
+    """prod_{l != i} f_l for each row, from prefix and suffix products (no division)."""
+    loo = np.ones_like(f)
+    np.cumprod(f[:, :-1], axis=1, out=loo[:, 1:])
+    loo[:, :-1] *= np.cumprod(f[:, :0:-1], axis=1)[:, ::-1]
+    return loo
+
+
+def _leave_two_out(f):
+    """prod_{l != i, j} f_l of each row as a (rows, d, d) array (off the diagonal)."""
+    n_rows, n_features = f.shape
+    without_i = np.repeat(f[:, None, :], n_features, axis=1)
+    without_i[:, np.arange(n_features), np.arange(n_features)] = 1.0
+    return _leave_one_out(without_i.reshape(-1, n_features)).reshape(n_rows, n_features, -1)
+
+
+def _rule(index, n_features, spreads, tol):
+    """(t, 1 - t, weights) of the index's integral, with the nodes its bound needs."""
+    if index in _POINT_MASS:
+        return _point_rule(_POINT_MASS[index])
+    weight_degree = 1 if index == "STII" else 0
+    if spreads is None:
+        n_nodes = node_counts(np.array([np.inf]), n_features, 0.0)[0]
+    else:
+        n_nodes = node_counts(spreads.max(keepdims=True), n_features, tol, weight_degree)[0]
+    nodes, complements, weights = gauss_rule(int(n_nodes))
+    if index == "STII":  # the Beta(1, 2) density 2 (1 - t)
+        weights = 2.0 * complements * weights
+    return nodes, complements, weights
+
+
+def _pair_block(Z, base, weights, index, tol):
+    """Pairwise values (d, d, outputs) and order-one values (d, outputs) of a block of pairs.
+
+    The order-one values are those the same nodes give (Shapley, Banzhaf or Moebius values);
+    the pairwise matrix is not symmetrised and its diagonal is meaningless.
+    """
+    n_rows, n_features = Z.shape
+    n_outputs = weights.shape[1]
+    ones = 1.0 if base is None else base
+    differences = Z - ones
+    spreads = adaptive_spreads(Z, base) if tol > 0 else None
+    pairwise = np.zeros((n_features, n_features * n_outputs))
+    order_one = np.zeros((n_outputs, n_features))
+    for t, one_minus_t, node_weight in zip(*_rule(index, n_features, spreads, tol)):
+        f = one_minus_t * ones + t * Z
+        scaled = differences * _leave_one_out(f)
+        node_weights = node_weight * weights
+        order_one += node_weights.T @ scaled
+        small = np.abs(f).min(axis=1) < _SMALL_FACTOR
+        regular = ~small
+        # (rows, d, outputs) flattened so that every output is one matrix product.
+        left = (scaled[regular, :, None] * node_weights[regular, None, :]).reshape(
+            regular.sum(), n_features * n_outputs)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            right = differences[regular] / f[regular]
+        pairwise += right.T @ left
+        for rows in np.array_split(np.flatnonzero(small), max(1, small.sum() // 64)):
+            if rows.size:
+                lto = _leave_two_out(f[rows]) * differences[rows, :, None] * differences[rows, None]
+                pairwise += np.einsum("rij,ro->jio", lto, node_weights[rows]).reshape(
+                    n_features, -1)
+    # pairwise[j, (i, o)] = sum_p w_po c_pi c_pj prod_{l != i, j} f_pl.
+    return pairwise.reshape(n_features, n_features, n_outputs), order_one.T
+
+
+def _moebius_singletons(Z, base, weights):
+    """m({i}) = v({i}) - v(empty) = sum_p w_p c_pi prod_{l != i} b_pl, as (d, outputs)."""
+    if base is None:
+        return ((Z - 1.0).T @ weights)
+    return (((Z - base) * _leave_one_out(base)).T @ weights)
+
+
+def _block_task(Z, base, weights, index, tol):
+    pairwise, order_one = _pair_block(Z, base, weights, index, tol)
+    if index == "STII":
+        order_one = _moebius_singletons(Z, base, weights)
+    return pairwise, order_one
+
+
+def _row_blocks(n_pairs, n_features, n_outputs, chunk_size, n_jobs):
+    if chunk_size is not None:
+        if not isinstance(chunk_size, Integral) or isinstance(chunk_size, bool) or chunk_size < 1:
+            raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}.")
+        rows = int(chunk_size)
+    else:
+        # Per pair: factors, baseline, differences, node factors, leave-one-out products,
+        # the weighted left matrix (one row per output).
+        rows = rows_per_task(n_pairs, 8 * n_features * (5 + n_outputs), n_jobs)
+    rows = max(rows, 1)
+    return [slice(s, s + rows) for s in range(0, n_pairs, rows)]
+
+
+def interaction_values(Z, weights, *, index="SII", max_order=2, baseline=None, chunk_size=None,
+                       n_jobs=None, tol=DEFAULT_TOL):
+    """Exact interaction indices of the product-kernel pair game.
+
+    The game is ``v(S) = sum_p w_p prod_{j in S} Z[p, j] prod_{j not in S} B[p, j]`` as in
+    :func:`shapley_values` (``B`` is ``baseline``, 1 by default). Each index is one integral
+    per pair of the leave-two-out products of the factors (see the module notes), computed
+    exactly: the values agree with enumeration of all 2^d coalitions to rounding.
+
+    Parameters
+    ----------
+    Z : array-like of shape (n_pairs, n_features) or (n_points, n_pairs, n_features)
+        Kernel factors; any finite real numbers.
+    weights : array-like of shape Z.shape[:-1] or Z.shape[:-1] + (n_outputs,)
+        Pair weights ``w_p``.
+    index : {"SV", "BV", "SII", "BII", "STII", "k-SII", "Moebius"}, default="SII"
+        shapiq's names. ``"SV"`` (Shapley) and ``"BV"`` (Banzhaf) values have order 1.
+        Of order 2: the Shapley interaction index ``"SII"`` (Grabisch and Roubens, 1999), the
+        Banzhaf interaction index ``"BII"``, the Shapley-Taylor index ``"STII"`` (Sundararajan
+        et al., 2020), the 2-Shapley values ``"k-SII"`` (Bordt and von Luxburg, 2023), and the
+        Moebius coefficients ``"Moebius"``.
+    max_order : {1, 2}, default=2
+        1 for "SV" and "BV", 2 for the others.
+    baseline : array-like broadcastable to Z's shape, default=None
+        Factors of removed features; 1 when None.
+    chunk_size : int, default=None
+        Pairs per task; by default one task holds about ``BLOCK_BYTES`` of temporaries.
+    n_jobs : int, default=None
+        Parallel tasks through :mod:`joblib` (threads).
+    tol : float, default=2**-53
+        Bound on the quadrature error of each integral, as in :func:`shapley_values`;
+        ``tol=0`` uses ceil(d / 2) nodes. The bound for STII counts its weight 2 (1 - t).
+
+    Returns
+    -------
+    values : ndarray
+        For order 1, shape ``Z.shape[:-2] + (n_features,)``. For order 2, a symmetric array
+        of shape ``Z.shape[:-2] + (n_features, n_features)``: entry (i, j), i != j, is the
+        pair's index, and the diagonal holds the index's own order-one values: Shapley values
+        for SII, Banzhaf values for BII, ``v({i}) - v(empty)`` for STII and Moebius, and
+        ``SV_i - 1/2 sum_j SII_ij`` for k-SII. For STII and k-SII the diagonal plus the upper
+        triangle sum to ``v(all) - v(empty)``. With a trailing axis on ``weights``, the
+        values have a trailing (n_outputs,) axis too.
+
+    See Also
+    --------
+    shapley_values : The order-one Shapley values alone, faster.
+
+    Examples
+    --------
+    XOR on two features (the product of two signed factors) is pure interaction:
+
+    >>> import numpy as np
+    >>> from pkex_select import interaction_values
+    >>> Z = np.array([[-1.0, -1.0]])  # v(S) = prod_{j in S} z_j, v(empty) = 1
+    >>> interaction_values(Z, np.array([1.0]), index="Moebius")
+    array([[-2.,  4.],
+           [ 4., -2.]])
+    >>> sii = interaction_values(Z, np.array([1.0]), index="k-SII")
+    >>> round(float(np.triu(sii).sum()), 12)  # v(all) - v(empty) = 1 - 1
+    0.0
+    """
+    if index not in INDICES:
+        raise ValueError(f"index must be one of {list(INDICES)}, got {index!r}.")
+    if max_order != INDICES[index]:
+        raise ValueError(
+            f"index={index!r} is computed with max_order={INDICES[index]}, got "
+            f"max_order={max_order!r}. Order-one values: 'SV' or 'BV'; pairwise: 'SII', "
+            "'BII', 'STII', 'k-SII' or 'Moebius'."
+        )
+    Z = _as_factors(Z)
+    _check_options("auto", tol)
+    weights = np.asarray(weights, dtype=np.float64)
+    pair_shape = Z.shape[:-1]
+    single_output = weights.shape == pair_shape
+    if not single_output and not (weights.ndim == Z.ndim and weights.shape[:-1] == pair_shape):
+        raise ValueError(
+            f"weights must have shape {pair_shape} or {pair_shape} + (n_outputs,) to match "
+            f"Z of shape {Z.shape}; got {weights.shape}."
+        )
+    if not np.all(np.isfinite(weights)):
+        raise ValueError("weights contain NaN or infinity.")
+    if index == "SV":
+        return shapley_values(Z, weights, baseline=baseline, chunk_size=chunk_size,
+                              n_jobs=n_jobs, tol=tol)
+    base = as_baseline(baseline, Z)
+
+    n_features = Z.shape[-1]
+    points = Z.reshape(-1, *Z.shape[-2:])
+    bases = None if base is None else base.reshape(points.shape)
+    point_weights = weights.reshape(points.shape[:2] + (-1,))
+    n_outputs = point_weights.shape[-1]
+    blocks = _row_blocks(points.shape[1], n_features, n_outputs, chunk_size, n_jobs)
+    tasks = [(k, rows) for k in range(len(points)) for rows in blocks]
+
+    if index == "BV":
+        rule = _point_rule(0.5)
+
+        def task(k, rows):
+            block_base = None if bases is None else bases[k, rows]
+            integrals = integrals_with_rule(points[k, rows], block_base, rule)
+            differences = points[k, rows] - (1.0 if block_base is None else block_base)
+            return k, (differences * integrals).T @ point_weights[k, rows]
+    else:
+        def task(k, rows):
+            return k, _block_task(points[k, rows], None if bases is None else bases[k, rows],
+                                  point_weights[k, rows], index, tol)
+
+    parallel = _parallel(points.shape[0] * points.shape[1], n_features, n_jobs)
+    if index == "BV":
+        values = np.zeros((len(points), n_features, n_outputs))
+        for k, part in parallel(delayed(task)(k, rows) for k, rows in tasks):
+            values[k] += part
+    else:
+        pairwise = np.zeros((len(points), n_features, n_features, n_outputs))
+        order_one = np.zeros((len(points), n_features, n_outputs))
+        for k, (part_pairwise, part_order_one) in parallel(
+            delayed(task)(k, rows) for k, rows in tasks
+        ):
+            pairwise[k] += part_pairwise
+            order_one[k] += part_order_one
+        values = _assemble(pairwise, order_one, index)
+    values = values.reshape(Z.shape[:-2] + values.shape[1:])
+    return values[..., 0] if single_output else values
+
+
+def _assemble(pairwise, order_one, index):
+    """Symmetrise the pairwise sums and put the index's order-one values on the diagonal."""
+    values = (pairwise + np.swapaxes(pairwise, 1, 2)) / 2
+    diagonal = np.arange(values.shape[1])
+    values[:, diagonal, diagonal] = 0.0
+    if index == "k-SII":  # Bernoulli correction of order one: B_1 = -1/2
+        order_one = order_one - values.sum(axis=2) / 2
+    values[:, diagonal, diagonal] = order_one
+    return values
