@@ -6,7 +6,8 @@ import numpy as np
 from sklearn.utils.validation import check_array
 
 from . import _models
-from ._engine import DEFAULT_TOL, rows_per_task, shapley_values
+from ._engine import DEFAULT_TOL, rows_per_task
+from ._interactions import INDICES, interaction_values
 from ._models import SUPPORTED, as_dense, read_model
 from .kernels import factor_tensor
 
@@ -15,19 +16,24 @@ __all__ = ["Explanation", "ProductKernelExplainer"]
 
 @dataclass
 class Explanation:
-    """Shapley values of a batch of rows and what they add up to.
+    """Shapley values (or interaction indices) of a batch of rows and what they add up to.
 
     Attributes
     ----------
     values : ndarray of shape (n_samples, n_features) or (n_samples, n_features, n_outputs)
+        For an index of order 2, shape (n_samples, n_features, n_features) (plus the outputs'
+        axis): see :func:`pkex_select.interaction_values` for what the diagonal holds.
     base_values : ndarray of shape (n_samples,) or (n_samples, n_outputs)
-        Model output with every feature removed (all kernel factors 1), intercept included.
-        ``values.sum(axis=1) + base_values`` is the model output.
+        Model output with every feature removed, intercept included: every kernel factor 1
+        (baseline value function) or its background mean (observational).
+        ``values.sum(axis=1) + base_values`` is the model output for Shapley values.
     data : ndarray of shape (n_samples, n_features)
         The rows explained, as given (before any pipeline scaling).
     feature_names : list of str
     output_names : list of str
         What each output is ("decision_function", "predict", "0 vs 1", ...).
+    index : str, default="SV"
+        The index of ``values`` (shapiq's names: "SV", "BV", "SII", "STII", ...).
     """
 
     values: np.ndarray
@@ -35,14 +41,29 @@ class Explanation:
     data: np.ndarray
     feature_names: list
     output_names: list
+    index: str = "SV"
 
     def __len__(self):
         return self.values.shape[0]
+
+    @property
+    def max_order(self):
+        """1 for per-feature values, 2 for pairwise interaction indices."""
+        return INDICES[self.index]
+
+    def _check_order_one(self, what):
+        if self.max_order != 1:
+            raise ValueError(
+                f"{what} needs per-feature values; this explanation holds {self.index} "
+                "interactions (n_samples, n_features, n_features). Use explain(X) for "
+                "Shapley values, or read the matrix from .values."
+            )
 
     def to_frame(self):
         """The values as a pandas DataFrame (columns: features, or (output, feature) pairs)."""
         import pandas as pd
 
+        self._check_order_one("to_frame()")
         if self.values.ndim == 2:
             return pd.DataFrame(self.values, columns=list(self.feature_names))
         columns = pd.MultiIndex.from_product(
@@ -53,6 +74,7 @@ class Explanation:
 
     def to_shap(self):
         """A :class:`shap.Explanation`, so that shap's plots can be used (needs shap)."""
+        self._check_order_one("to_shap()")
         try:
             import shap
         except ImportError as error:
@@ -67,12 +89,15 @@ class Explanation:
 
 
 class ProductKernelExplainer:
-    """Exact Shapley values of fitted product-kernel models, point by point.
+    """Exact Shapley values and interaction indices of fitted product-kernel models.
 
-    The model output is ``f(x) = sum_i w_i prod_j k_j(X_ij, x_j) + b``. A feature is removed by
-    setting its kernel factor to 1 (an infinite bandwidth); the Shapley values of that game
-    are computed exactly, for all features at once, by :func:`pkex_select.shapley_values`. No
-    background data and no sampling are involved.
+    The model output is ``f(x) = sum_i w_i prod_j k_j(X_ij, x_j) + b``. With the default
+    ``value_function="baseline"`` a feature is removed by setting its kernel factor to 1 (an
+    infinite bandwidth); no background data and no sampling are involved. With
+    ``"observational"`` the factor of a removed feature j becomes its mean over background
+    rows, ``nu_ij = mean_b k_j(background_bj, X_ij)``: the removed feature takes the values
+    the data give it, as in the published authors' current code. Either game is solved
+    exactly, for all features at once, by :func:`pkex_select.interaction_values`.
 
     Parameters
     ----------
@@ -85,6 +110,14 @@ class ProductKernelExplainer:
         Explained outputs: ``decision_function`` for SVMs (one-vs-one decision values for
         multi-class SVMs, see Notes), ``predict`` for regressors, the latent mean for GP
         classification.
+    value_function : {"baseline", "observational"}, default="baseline"
+        How a removed feature enters the kernel: factor 1, or its background mean.
+    background : array-like of shape (n_background, n_features), default=None
+        Rows, in the model's input space, whose kernel means replace removed factors under
+        ``value_function="observational"``. When None, the points the model stores are used
+        (support vectors, ``X_fit_``, ``X_train_``), as the published code does; support
+        vectors are not a sample of the data (they crowd near the decision boundary), so
+        pass training rows when you have them. Ignored by the baseline value function.
     feature_names : list of str, default=None
         Defaults to the model's ``feature_names_in_`` or ``x0, x1, ...``.
     n_jobs : int, default=None
@@ -124,10 +157,17 @@ class ProductKernelExplainer:
     True
     """
 
-    def __init__(self, model, *, feature_names=None, n_jobs=None, tol=DEFAULT_TOL):
+    def __init__(self, model, *, value_function="baseline", background=None,
+                 feature_names=None, n_jobs=None, tol=DEFAULT_TOL):
         self.model = model
         self.n_jobs = n_jobs
         self.tol = tol
+        if value_function not in ("baseline", "observational"):
+            raise ValueError(
+                "value_function must be 'baseline' or 'observational', got "
+                f"{value_function!r}."
+            )
+        self.value_function = value_function
         self._expansion = read_model(model)
         self.n_features_in_ = self._expansion.points.shape[1]
         if feature_names is None:
@@ -141,24 +181,46 @@ class ProductKernelExplainer:
             )
         self.feature_names_ = feature_names
         self.output_names_ = list(self._expansion.output_names)
+        self.background = background
+        self._removed_factors = None
+        if value_function == "observational":
+            if background is None:
+                inputs = self._expansion.points
+            else:
+                _, inputs = self._prepare(background, what="background")
+            self._removed_factors = self._kernel_means(inputs)
 
-    def _prepare(self, X):
+    def _prepare(self, X, what="X"):
         columns = getattr(X, "columns", None)
         if columns is not None and [str(c) for c in columns] != self.feature_names_:
             raise ValueError(
-                f"X has columns {list(columns)} but the model was fitted on "
+                f"{what} has columns {list(columns)} but the model was fitted on "
                 f"{self.feature_names_}; select and order the columns as in training."
             )
         data = check_array(X, accept_sparse=("csr", "csc", "coo"), dtype=np.float64,
-                           ensure_all_finite=True, ensure_min_features=1)
+                           ensure_all_finite=True, ensure_min_features=1, input_name=what)
         if data.shape[1] != self.n_features_in_:
             raise ValueError(
-                f"X has {data.shape[1]} features, but the model expects {self.n_features_in_}."
+                f"{what} has {data.shape[1]} features, but the model expects "
+                f"{self.n_features_in_}."
             )
         inputs = X if columns is not None else data
         for step in self._expansion.preprocess:
             inputs = step.transform(inputs)
         return as_dense(data), as_dense(inputs)
+
+    def _kernel_means(self, background):
+        """nu[i, j] = mean_b k_j(background_bj, X_ij) per expansion point i, terms stacked."""
+        e = self._expansion
+        rows = rows_per_task(background.shape[0], 8 * e.points.size)
+        means = []
+        for term in e.terms:
+            total = np.zeros(e.points.shape)
+            for start in range(0, background.shape[0], rows):
+                block = background[start : start + rows]
+                total += factor_tensor(block, e.points, term.kernel, term.gamma).sum(axis=0)
+            means.append(total / background.shape[0])
+        return np.concatenate(means) if means else np.ones((0, self.n_features_in_))
 
     def _pair_weights(self):
         """Pair weights (one block of training points per kernel term) and v(empty)."""
@@ -166,7 +228,9 @@ class ProductKernelExplainer:
         weights = np.concatenate([term.coef * e.weights for term in e.terms]) if e.terms else (
             np.zeros((0, e.weights.shape[1]))
         )
-        return weights, e.offset + weights.sum(axis=0)
+        if self._removed_factors is None:
+            return weights, e.offset + weights.sum(axis=0)
+        return weights, e.offset + np.prod(self._removed_factors, axis=1) @ weights
 
     def _factor_blocks(self, inputs):
         e = self._expansion
@@ -183,23 +247,34 @@ class ProductKernelExplainer:
     def _shape_outputs(self, array):
         return array[..., 0] if len(self.output_names_) == 1 else array
 
-    def explain(self, X):
-        """Exact Shapley values of the model output for each row of ``X``.
+    def explain(self, X, index="SV", max_order=1):
+        """Exact Shapley values (or interaction indices) of the model output for each row.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+        index : {"SV", "BV", "SII", "BII", "STII", "k-SII", "Moebius"}, default="SV"
+            Shapley values by default; see :func:`pkex_select.interaction_values`.
+        max_order : {1, 2}, default=1
+            1 for "SV" and "BV"; 2 for the pairwise indices.
 
         Returns
         -------
         Explanation
+            ``values`` of shape (n_samples, n_features), or (n_samples, n_features,
+            n_features) for pairwise indices; a trailing outputs axis for multi-output models.
         """
+        if index not in INDICES or max_order != INDICES[index]:
+            interaction_values(np.ones((1, 1)), np.ones(1), index=index, max_order=max_order)
         data, inputs = self._prepare(X)
         weights, empty_value = self._pair_weights()
-        values = np.empty((data.shape[0], self.n_features_in_, weights.shape[1]))
+        shape = (data.shape[0],) + (self.n_features_in_,) * max_order + (weights.shape[1],)
+        values = np.empty(shape)
         for rows, Z in self._factor_blocks(inputs):
             batch_weights = np.broadcast_to(weights, (Z.shape[0],) + weights.shape)
-            values[rows] = shapley_values(Z, batch_weights, n_jobs=self.n_jobs, tol=self.tol)
+            values[rows] = interaction_values(
+                Z, batch_weights, index=index, max_order=max_order,
+                baseline=self._removed_factors, n_jobs=self.n_jobs, tol=self.tol)
         base_values = np.broadcast_to(empty_value, (data.shape[0], weights.shape[1])).copy()
         return Explanation(
             values=self._shape_outputs(values),
@@ -207,6 +282,7 @@ class ProductKernelExplainer:
             data=data,
             feature_names=list(self.feature_names_),
             output_names=list(self.output_names_),
+            index=index,
         )
 
     def coalition_value(self, X, subsets):
@@ -227,10 +303,11 @@ class ProductKernelExplainer:
         data, inputs = self._prepare(X)
         weights, _ = self._pair_weights()
         offset = self._expansion.offset
+        removed = 1.0 if self._removed_factors is None else self._removed_factors
         out = np.empty((data.shape[0], masks.shape[0], weights.shape[1]))
         for rows, Z in self._factor_blocks(inputs):
             for s, mask in enumerate(masks):
-                out[rows, s] = np.prod(Z[:, :, mask], axis=2) @ weights + offset
+                out[rows, s] = np.prod(np.where(mask, Z, removed), axis=2) @ weights + offset
         return self._shape_outputs(out)
 
     def model_output(self, X):

@@ -5,7 +5,7 @@ Each function draws on ``ax`` (a new figure when None) and returns the axes.
 
 import numpy as np
 
-__all__ = ["bar", "beeswarm", "ranking", "waterfall"]
+__all__ = ["bar", "beeswarm", "centred_importance", "interactions", "ranking", "waterfall"]
 
 
 def _axes(ax, figsize):
@@ -18,13 +18,33 @@ def _axes(ax, figsize):
     return plt.subplots(figsize=figsize)[1]
 
 
-def _output_values(explanation, output):
+def _output_values(explanation, output, order=1):
+    if explanation.max_order != order:
+        raise ValueError(
+            f"This plot needs an explanation of order {order}; got {explanation.index} "
+            f"values of order {explanation.max_order}."
+            + (" Use plotting.interactions for pairwise indices." if order == 1 else
+               " Use explain(X, index='SII', max_order=2).")
+        )
     values = explanation.values
-    if values.ndim == 3:
+    if values.ndim == 2 + order:
         if isinstance(output, str):
             output = explanation.output_names.index(output)
-        return values[:, :, output], np.asarray(explanation.base_values)[:, output]
+        return values[..., output], np.asarray(explanation.base_values)[:, output]
     return values, np.asarray(explanation.base_values)
+
+
+def centred_importance(values):
+    """mean_i |phi_ij - mean_i phi_ij|: how much feature j moves the output from row to row.
+
+    Under the baseline value function a removed feature acts as if the row matched every
+    expansion point on it, so phi_j carries a constant offset per feature (the same in every
+    row). Mean |phi| would rank that offset; this ranks the variation. Under the
+    observational value function with the data as background the values are already
+    centred, and the two agree.
+    """
+    values = np.asarray(values, dtype=float)
+    return np.abs(values - values.mean(axis=0)).mean(axis=0)
 
 
 def ranking(values, feature_names, *, pvalues=None, alpha=0.05, max_display=20, ax=None,
@@ -65,11 +85,18 @@ def ranking(values, feature_names, *, pvalues=None, alpha=0.05, max_display=20, 
     return ax
 
 
-def bar(explanation, *, output=0, max_display=20, ax=None):
-    """Global importance: mean |Shapley value| per feature over the explained rows."""
+def bar(explanation, *, output=0, max_display=20, ax=None, centred=True):
+    """Global importance per feature over the explained rows.
+
+    By default the centred importance mean |phi - mean phi| (see :func:`centred_importance`):
+    under the baseline value function mean |phi| is mostly a constant offset per feature.
+    ``centred=False`` shows mean |phi|.
+    """
     values, _ = _output_values(explanation, output)
-    ax = ranking(np.abs(values).mean(axis=0), explanation.feature_names,
-                 max_display=max_display, ax=ax, xlabel="mean |Shapley value|")
+    importance = centred_importance(values) if centred else np.abs(values).mean(axis=0)
+    label = "mean |Shapley value - its mean|" if centred else "mean |Shapley value|"
+    ax = ranking(importance, explanation.feature_names, max_display=max_display, ax=ax,
+                 xlabel=label)
     for patch in ax.patches:
         patch.set_color("#1f77b4")
     return ax
@@ -101,9 +128,13 @@ def waterfall(explanation, row=0, *, output=0, max_display=12, ax=None):
 
 
 def beeswarm(explanation, *, output=0, max_display=15, ax=None, seed=0):
-    """Every row's value per feature, coloured by the feature's value (low blue, high red)."""
+    """Every row's value per feature, coloured by the feature's value (low blue, high red).
+
+    Features are ranked by :func:`centred_importance` (variation across rows, not the
+    per-feature offset of the baseline value function).
+    """
     values, _ = _output_values(explanation, output)
-    order = np.argsort(np.abs(values).mean(axis=0), kind="stable")[::-1][:max_display][::-1]
+    order = np.argsort(centred_importance(values), kind="stable")[::-1][:max_display][::-1]
     ax = _axes(ax, (7, 0.35 * len(order) + 1.5))
     jitter = np.random.default_rng(seed)
     for position, j in enumerate(order):
@@ -118,4 +149,33 @@ def beeswarm(explanation, *, output=0, max_display=15, ax=None, seed=0):
     ax.set_xlabel("Shapley value")
     if len(order):
         ax.figure.colorbar(scatter, ax=ax, label="feature value (low to high)")
+    return ax
+
+
+def interactions(explanation, *, row=None, output=0, max_display=12, ax=None):
+    """Heat map of pairwise interaction indices (an explanation of order 2).
+
+    With ``row=None`` each cell is the mean over rows of the index's absolute value, off the
+    diagonal, and the features are those with the largest total; with a row, the signed
+    matrix of that row. The diagonal (order-one values) is left blank: it is on another scale.
+    """
+    values, _ = _output_values(explanation, output, order=2)
+    matrix = np.abs(values).mean(axis=0) if row is None else values[row]
+    off_diagonal = matrix.copy()
+    np.fill_diagonal(off_diagonal, np.nan)
+    strength = np.nansum(np.abs(off_diagonal), axis=1)
+    shown = np.sort(np.argsort(-strength, kind="stable")[:max_display])
+    cells = off_diagonal[np.ix_(shown, shown)]
+    ax = _axes(ax, (0.45 * len(shown) + 2.5, 0.45 * len(shown) + 1.5))
+    limit = np.nanmax(np.abs(cells)) if np.isfinite(cells).any() else 1.0
+    if row is None:
+        image = ax.imshow(cells, cmap="Reds", vmin=0, vmax=limit or 1.0)
+        label = f"mean |{explanation.index}|"
+    else:
+        image = ax.imshow(cells, cmap="coolwarm", vmin=-(limit or 1.0), vmax=limit or 1.0)
+        label = f"{explanation.index}, row {row}"
+    names = [str(explanation.feature_names[j]) for j in shown]
+    ax.set_xticks(np.arange(len(shown)), names, rotation=90)
+    ax.set_yticks(np.arange(len(shown)), names)
+    ax.figure.colorbar(image, ax=ax, label=label)
     return ax

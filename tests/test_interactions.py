@@ -137,3 +137,24 @@ def test_invalid_arguments_are_explained():
         shapley_values(Z, weights, baseline=np.full(4, np.nan))
     with pytest.raises(ValueError, match="weights must have shape"):
         interaction_values(Z, np.ones(4))
+
+
+@pytest.mark.parametrize("index", ["SII", "BII", "STII", "k-SII", "Moebius"])
+def test_every_index_matches_shapiq_exact_computer(index):
+    shapiq = pytest.importorskip("shapiq")
+    rng = np.random.default_rng(6)
+    n_features = 6
+    Z, baseline = rng.uniform(0, 1, (20, n_features)), rng.uniform(0, 1, (20, n_features))
+    weights = rng.normal(size=20)
+
+    def game(coalitions):
+        coalitions = np.asarray(coalitions, dtype=bool)
+        return np.array([weights @ np.prod(np.where(c, Z, baseline), axis=1)
+                         for c in coalitions])
+
+    theirs = shapiq.ExactComputer(n_players=n_features, game=game)(index=index, order=2)
+    ours = interaction_values(Z, weights, index=index, baseline=baseline)
+    for i in range(n_features):
+        assert ours[i, i] == pytest.approx(theirs[(i,)], abs=1e-13)
+        for j in range(i + 1, n_features):
+            assert ours[i, j] == pytest.approx(theirs[(i, j)], abs=1e-13)
