@@ -331,7 +331,7 @@ def _saves_enough(counts, cap):
     return counts.sum() + _GATHER_NODES * counts.size < 0.9 * cap * counts.size
 
 
-def _check_options(backend, tol):
+def check_options(backend, tol):
     if backend not in _BACKENDS:
         raise ValueError(f"backend must be one of {_BACKENDS}, got {backend!r}.")
     if backend == "numba" and _loo_integrals_numba is None:
@@ -340,7 +340,7 @@ def _check_options(backend, tol):
         raise ValueError(f"tol must be a number in [0, 1), got {tol!r}.")
 
 
-def _parallel(n_rows, n_features, n_jobs):
+def thread_pool(n_rows, n_features, n_jobs):
     """A joblib runner; sequential when the work is too small to share."""
     if n_rows * n_features**2 / 2 < _MIN_PARALLEL_WORK:
         n_jobs = 1
@@ -372,7 +372,7 @@ def _row_slices(n_rows, n_features, n_outputs, chunk_size, n_jobs):
     return [slice(s, s + rows) for s in range(0, n_rows, rows)]
 
 
-def _as_factors(Z):
+def as_factors(Z):
     Z = np.asarray(Z, dtype=np.float64)
     if Z.ndim not in (2, 3):
         raise ValueError(
@@ -447,13 +447,13 @@ def pair_contributions(Z, *, baseline=None, chunk_size=None, n_jobs=None, backen
     >>> np.array([2.0, -1.0]) @ C
     array([-0.6, -0.2])
     """
-    Z = _as_factors(Z)
+    Z = as_factors(Z)
     if Z.ndim != 2:
         raise ValueError(f"Z must have shape (n_pairs, n_features); got {Z.shape}.")
-    _check_options(backend, tol)
+    check_options(backend, tol)
     base = as_baseline(baseline, Z)
     slices = _row_slices(Z.shape[0], Z.shape[1], 1, chunk_size, n_jobs)
-    parts = _parallel(*Z.shape, n_jobs)(
+    parts = thread_pool(*Z.shape, n_jobs)(
         delayed(_contributions)(Z[sl], backend, tol, None if base is None else base[sl])
         for sl in slices
     )
@@ -541,8 +541,8 @@ def shapley_values(Z, weights, *, baseline=None, chunk_size=None, n_jobs=None, b
     >>> float(phi.sum())  # v(all) - v(empty) = 2 * 0.1 - 2
     -1.8
     """
-    Z = _as_factors(Z)
-    _check_options(backend, tol)
+    Z = as_factors(Z)
+    check_options(backend, tol)
     weights = np.asarray(weights, dtype=np.float64)
     pair_shape = Z.shape[:-1]
     if weights.shape == pair_shape:
@@ -576,7 +576,7 @@ def shapley_values(Z, weights, *, baseline=None, chunk_size=None, n_jobs=None, b
         return first, np.add.reduceat(weighted, bounds, axis=0)
 
     values = np.zeros((n_points, n_features, n_outputs))
-    for first, partial in _parallel(*factors.shape, n_jobs)(
+    for first, partial in thread_pool(*factors.shape, n_jobs)(
         delayed(task)(sl) for sl in slices
     ):
         values[first : first + partial.shape[0]] += partial

@@ -26,16 +26,16 @@ from joblib import delayed
 
 from ._engine import (
     DEFAULT_TOL,
-    _as_factors,
-    _check_options,
-    _parallel,
     adaptive_spreads,
     as_baseline,
+    as_factors,
+    check_options,
     gauss_rule,
     integrals_with_rule,
     node_counts,
     rows_per_task,
     shapley_values,
+    thread_pool,
 )
 
 __all__ = ["INDICES", "interaction_values"]
@@ -125,7 +125,8 @@ def _moebius_singletons(Z, base, weights):
     return (((Z - base) * _leave_one_out(base)).T @ weights)
 
 
-def _block_task(Z, base, weights, index, tol):
+def block_interactions(Z, base, weights, index, tol):
+    """Pairwise sums (d, d, outputs) and order-one values (d, outputs) of a block of pairs."""
     pairwise, order_one = _pair_block(Z, base, weights, index, tol)
     if index == "STII":
         order_one = _moebius_singletons(Z, base, weights)
@@ -215,8 +216,8 @@ def interaction_values(Z, weights, *, index="SII", max_order=2, baseline=None, c
             f"max_order={max_order!r}. Order-one values: 'SV' or 'BV'; pairwise: 'SII', "
             "'BII', 'STII', 'k-SII' or 'Moebius'."
         )
-    Z = _as_factors(Z)
-    _check_options("auto", tol)
+    Z = as_factors(Z)
+    check_options("auto", tol)
     weights = np.asarray(weights, dtype=np.float64)
     pair_shape = Z.shape[:-1]
     single_output = weights.shape == pair_shape
@@ -250,28 +251,28 @@ def interaction_values(Z, weights, *, index="SII", max_order=2, baseline=None, c
             return k, (differences * integrals).T @ point_weights[k, rows]
     else:
         def task(k, rows):
-            return k, _block_task(points[k, rows], None if bases is None else bases[k, rows],
+            return k, block_interactions(points[k, rows], None if bases is None else bases[k, rows],
                                   point_weights[k, rows], index, tol)
 
-    parallel = _parallel(points.shape[0] * points.shape[1], n_features, n_jobs)
+    pool = thread_pool(points.shape[0] * points.shape[1], n_features, n_jobs)
     if index == "BV":
         values = np.zeros((len(points), n_features, n_outputs))
-        for k, part in parallel(delayed(task)(k, rows) for k, rows in tasks):
+        for k, part in pool(delayed(task)(k, rows) for k, rows in tasks):
             values[k] += part
     else:
         pairwise = np.zeros((len(points), n_features, n_features, n_outputs))
         order_one = np.zeros((len(points), n_features, n_outputs))
-        for k, (part_pairwise, part_order_one) in parallel(
+        for k, (part_pairwise, part_order_one) in pool(
             delayed(task)(k, rows) for k, rows in tasks
         ):
             pairwise[k] += part_pairwise
             order_one[k] += part_order_one
-        values = _assemble(pairwise, order_one, index)
+        values = assemble(pairwise, order_one, index)
     values = values.reshape(Z.shape[:-2] + values.shape[1:])
     return values[..., 0] if single_output else values
 
 
-def _assemble(pairwise, order_one, index):
+def assemble(pairwise, order_one, index):
     """Symmetrise the pairwise sums and put the index's order-one values on the diagonal."""
     values = (pairwise + np.swapaxes(pairwise, 1, 2)) / 2
     diagonal = np.arange(values.shape[1])

@@ -29,6 +29,8 @@ class AllPairs:
     at least four blocks per worker when ``n_jobs`` asks for parallelism.
     """
 
+    members = None  # no sample blocks: every pair of the samples
+
     def __init__(self, n_samples, pair_bytes, n_jobs=None):
         self.n_samples = n_samples
         total = n_samples * (n_samples - 1) // 2

@@ -17,7 +17,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _pairgame
+from ._interactions import INDICES
 from ._pvalues import CORRECTIONS, adjusted_pvalues, aggregated_pvalue, permutation_pvalues
+from ._statistics import VALUE_FUNCTIONS
 from ._validation import check_no_missing, encode_labels, standardise
 from .kernels import BANDWIDTH_RULES, bandwidths, gamma_from_bandwidth
 
@@ -38,6 +40,8 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         "correction": [StrOptions(set(CORRECTIONS))],
         "scales": [StrOptions({"auto"}), "array-like"],
         "alpha": [Interval(Real, 0, 1, closed="neither"), None],
+        "value_function": [StrOptions(set(VALUE_FUNCTIONS))],
+        "interactions": [StrOptions(set(INDICES) - {"SV", "BV"}), None],
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
         "verbose": ["verbose"],
@@ -82,11 +86,14 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         X, validated = self._validate_features(X, y)
         target = self._validate_target(validated, y)
         factors = self._factors(X)
-        values, scale_statistics = _pairgame.attribute(
+        values, scale_statistics, interaction_values = _pairgame.attribute(
             self._statistic(), factors, target, X.shape[0],
             n_permutations=self.n_permutations, random_state=self.random_state,
-            n_jobs=self.n_jobs, progress=self._progress,
+            n_jobs=self.n_jobs, progress=self._progress, value_function=self.value_function,
+            interactions=self.interactions,
         )
+        if self.interactions is not None:
+            self.interaction_values_ = interaction_values
         self.shapley_values_ = values[0]
         self.scores_ = self.shapley_values_
         setattr(self, self._statistic_name, float(values[0].sum()))

@@ -11,17 +11,38 @@ from a block's :class:`~pkex_select._plan.Pairs` to their weights in every order
 """
 
 from numbers import Integral
+from typing import NamedTuple
 
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from ._plan import AllPairs, SampleBlocks
 
+# How a removed feature's Gram matrix is replaced: by ones, or by its mean (see Cells).
+VALUE_FUNCTIONS = ("baseline", "observational")
 # Constraints (scikit-learn's parameter validation) of the parameters every statistic takes.
 PARAMETER_CONSTRAINTS = {
     "block_size": [Interval(Integral, 2, None, closed="left")],
     "n_repetitions": [Interval(Integral, 1, None, closed="left")],
 }
+
+
+class Cells(NamedTuple):
+    """Where the observational value function takes its kernel means.
+
+    A removed feature's Gram matrix is replaced by its mean over each cell: the whole matrix
+    for HSIC, each block of pairs of groups (P x P, Q x Q, P x Q) for MMD. Cells may depend on
+    the order of the labels (MMD); then every array has one row per order, else one row.
+    """
+
+    pair_cells: object  # Pairs -> int array (n_cell_orders, n_pairs)
+    diagonal_counts: np.ndarray  # (n_cell_orders, n_cells): diagonal entries in each cell
+    diagonal_weights: np.ndarray  # (n_orders, n_cells): sum of W_aa over each cell's diagonal
+    within: np.ndarray  # (n_cells,) bool: a cell on the diagonal, holding each pair twice
+
+
+def _diagonal_count(plan, n_samples):
+    return n_samples if plan.members is None else plan.members.size
 
 
 class _GramStatistic:
@@ -48,6 +69,10 @@ class _GramStatistic:
             return SampleBlocks(n_samples, self.block_size, self.n_repetitions, random_state,
                                 pair_bytes, n_jobs)
         return AllPairs(n_samples, pair_bytes, n_jobs)
+
+    def cells(self, target, orders, plan):
+        """The :class:`Cells` of the observational value function."""
+        raise NotImplementedError
 
 
 class HSIC(_GramStatistic):
@@ -86,6 +111,33 @@ class HSIC(_GramStatistic):
             return scale * (entries - centre[:, pairs.a] - centre[:, pairs.b])
 
         return weights
+
+    def cells(self, gram, orders, plan):
+        """One cell, the whole Gram matrix; the diagonal weights W_aa per order."""
+        n = gram.n_samples
+        n_orders = len(orders)
+        if self.estimator == "unbiased":  # the U-statistic has no diagonal terms
+            diagonal = np.zeros(n_orders)
+        elif self.estimator == "biased":
+            # sum_a (HLH)_aa = tr(L) - n mean(L): the same in every order.
+            trace = gram.diagonal.sum() - n * gram.row_means.mean()
+            diagonal = np.full(n_orders, trace / (n - 1) ** 2)
+        else:  # per block, tr(L_block) - B mean(L_block), averaged over the blocks
+            arguments = gram.arguments(orders)
+            members, size = plan.members, self.block_size
+            diagonal = np.zeros(n_orders)
+            step = max(1, 2**20 // (8 * n_orders * size * size))
+            for start in range(0, len(members), step):
+                L = gram.within(arguments[:, members[start : start + step]])
+                diagonal += (np.trace(L, axis1=-2, axis2=-1)
+                             - size * L.mean(axis=(-2, -1))).sum(axis=1)
+            diagonal /= (size - 1) ** 2 * len(members)
+
+        def pair_cells(pairs):
+            return np.zeros((1, pairs.a.size), dtype=np.intp)
+
+        counts = np.array([[_diagonal_count(plan, n)]], dtype=np.float64)
+        return Cells(pair_cells, counts, diagonal[:, None], np.array([True]))
 
     def _block_weights(self, gram, orders, n_blocks_total):
         """The mean over all sample blocks of the biased HSIC of each block."""
@@ -141,3 +193,28 @@ class MMD(_GramStatistic):
             return table[ordered[:, pairs.a], ordered[:, pairs.b]]
 
         return weights
+
+    def cells(self, codes, orders, plan):
+        """A cell per pair of groups (g, h), g <= h, numbered g * G + h, in every order."""
+        counts = np.bincount(codes).astype(np.float64)
+        n_groups = counts.size
+        ordered = codes.astype(np.intp)[orders]
+        grid = np.arange(n_groups * n_groups)
+        within = grid // n_groups == grid % n_groups
+        diagonal = np.zeros((len(orders), grid.size))
+        if self.estimator == "biased":  # W_aa = (G - 1) / n_g^2 on group g's diagonal
+            diagonal[:, within] = (n_groups - 1) / counts
+        if plan.members is None:
+            diagonal_counts = np.zeros((1, grid.size))
+            diagonal_counts[0, within] = counts
+        else:
+            sampled = ordered[:, plan.members.ravel()]
+            diagonal_counts = np.zeros((len(orders), grid.size))
+            diagonal_counts[:, within] = np.stack(
+                [np.bincount(row, minlength=n_groups) for row in sampled])
+
+        def pair_cells(pairs):
+            first, second = ordered[:, pairs.a], ordered[:, pairs.b]
+            return np.minimum(first, second) * n_groups + np.maximum(first, second)
+
+        return Cells(pair_cells, diagonal_counts, diagonal, within)

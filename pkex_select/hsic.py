@@ -8,7 +8,7 @@ from sklearn.utils._param_validation import Interval, StrOptions, validate_param
 from . import _pairgame
 from ._gram import TargetGram, check_gram_matrices
 from ._selection import ShapleySelectorBase
-from ._statistics import HSIC, PARAMETER_CONSTRAINTS
+from ._statistics import HSIC, PARAMETER_CONSTRAINTS, VALUE_FUNCTIONS
 from ._validation import categorical_dtypes, encode_labels, is_class_labels, standardise
 from .kernels import BANDWIDTH_RULES, bandwidths, gamma_from_bandwidth
 
@@ -23,17 +23,21 @@ ESTIMATORS = ("biased", "unbiased", "block")
         "L": ["array-like"],
         "estimator": [StrOptions(set(ESTIMATORS))],
         **PARAMETER_CONSTRAINTS,
+        "value_function": [StrOptions(set(VALUE_FUNCTIONS))],
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
     },
     prefer_skip_nested_validation=True,
 )
 def hsic_shapley_values(K, L, *, estimator="biased", block_size=20, n_repetitions=3,
-                        random_state=None, n_jobs=None):
+                        value_function="baseline", random_state=None, n_jobs=None):
     """Exact Shapley values of HSIC with the product kernel of the per-feature Gram matrices.
 
     The game is ``v(S) = HSIC(prod_{j in S} K[j], L)``; removing a feature sets its Gram
-    matrix to all ones. The values add up to the HSIC estimate with all features.
+    matrix to all ones. The values add up to the HSIC estimate with all features. With
+    ``value_function="observational"`` a removed ``K[j]`` is replaced by its mean c_j
+    instead, ``v(S) = prod_{j not in S} c_j HSIC(prod_{j in S} K[j], L)``, as in the
+    published authors' current code.
 
     Parameters
     ----------
@@ -48,6 +52,9 @@ def hsic_shapley_values(K, L, *, estimator="biased", block_size=20, n_repetition
         Lasso, Yamada et al. 2018), O(n B d^2) time.
     block_size, n_repetitions : int, default=20, 3
         Block estimator only.
+    value_function : {"baseline", "observational"}, default="baseline"
+        A removed feature's Gram matrix becomes all ones, or its mean over the entries the
+        estimator uses (all n^2, or the blocks' for "block").
     random_state : int, RandomState instance or None, default=None
         Block estimator only: the random partitions.
     n_jobs : int, default=None
@@ -80,8 +87,9 @@ def hsic_shapley_values(K, L, *, estimator="biased", block_size=20, n_repetition
     """
     K, L = check_gram_matrices(K, L)
     statistic = HSIC(estimator, block_size, n_repetitions)
-    values, _ = _pairgame.attribute(statistic, _pairgame.GramFactors(K), TargetGram(L),
-                                    K.shape[1], random_state=random_state, n_jobs=n_jobs)
+    values, _, _ = _pairgame.attribute(
+        statistic, _pairgame.GramFactors(K), TargetGram(L), K.shape[1],
+        random_state=random_state, n_jobs=n_jobs, value_function=value_function)
     return values[0]
 
 
@@ -149,6 +157,15 @@ class HSICShapleySelector(ShapleySelectorBase):
         adjusted p-value is at most ``alpha``, as :class:`~sklearn.feature_selection.SelectFwe`
         and :class:`~sklearn.feature_selection.SelectFdr` do; ``n_features_to_select`` is
         then ignored. Possibly no feature is kept.
+    value_function : {"baseline", "observational"}, default="baseline"
+        How a removed feature's Gram matrix is replaced: by ones (an infinite bandwidth;
+        the values add up to the statistic), or by its mean over the entries the estimator
+        uses (all n^2 entries; the blocks' for "block"), as in the published authors'
+        current code. Permutations re-weight the same pairs as with the baseline game.
+    interactions : {"SII", "BII", "STII", "k-SII", "Moebius"}, default=None
+        Also compute the pairwise interaction index of the statistic's game,
+        ``interaction_values_`` (see :func:`pkex_select.interaction_values`). About as costly
+        as the values themselves, more for large d (a d x d matrix product per node).
     random_state : int, RandomState instance or None, default=None
         Permutations and block partitions.
     n_jobs : int, default=None
@@ -167,6 +184,10 @@ class HSICShapleySelector(ShapleySelectorBase):
         The attributed statistic with all features, ``shapley_values_.sum()``: the HSIC
         estimate with ``scales=[1]``, else the sum over ``scales_`` of HSIC divided by the
         standard deviation of the joint kernel over the pairs.
+    interaction_values_ : ndarray of shape (n_features_in_, n_features_in_)
+        The index ``interactions`` (only when it is set): entry (i, j) is the pair's
+        interaction, the diagonal the index's order-one values. Features that act only
+        together (XOR) stand out here while their order-one values are small.
     scales_ : tuple of float
         The bandwidth scales used.
     ranking_ : ndarray of shape (n_features_in_,)
@@ -242,7 +263,7 @@ class HSICShapleySelector(ShapleySelectorBase):
                  kernel="rbf", bandwidth="median", scales="auto", categorical_features=None,
                  target_kernel="auto", target_bandwidth="median", block_size=20,
                  n_repetitions=3, n_permutations=0, correction="maxT", alpha=None,
-                 random_state=None, n_jobs=None,
+                 value_function="baseline", interactions=None, random_state=None, n_jobs=None,
                  verbose=0):
         self.n_features_to_select = n_features_to_select
         self.threshold = threshold
@@ -258,6 +279,8 @@ class HSICShapleySelector(ShapleySelectorBase):
         self.n_permutations = n_permutations
         self.correction = correction
         self.alpha = alpha
+        self.value_function = value_function
+        self.interactions = interactions
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose

@@ -8,7 +8,7 @@ from sklearn.utils._param_validation import StrOptions, validate_params
 from . import _pairgame
 from ._gram import check_feature_grams
 from ._selection import ShapleySelectorBase
-from ._statistics import MMD, PARAMETER_CONSTRAINTS
+from ._statistics import MMD, PARAMETER_CONSTRAINTS, VALUE_FUNCTIONS
 from ._validation import encode_labels
 
 __all__ = ["MMDShapleyAttributor", "attribute_shift", "mmd_shapley_values"]
@@ -44,13 +44,14 @@ def _group_codes(y):
         "y": ["array-like"],
         "estimator": [StrOptions(set(ESTIMATORS))],
         **PARAMETER_CONSTRAINTS,
+        "value_function": [StrOptions(set(VALUE_FUNCTIONS))],
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
     },
     prefer_skip_nested_validation=True,
 )
 def mmd_shapley_values(K, y, *, estimator="biased", block_size=20, n_repetitions=3,
-                       random_state=None, n_jobs=None):
+                       value_function="baseline", random_state=None, n_jobs=None):
     """Exact Shapley values of MMD^2 with the product kernel of the per-feature Gram matrices.
 
     The game is ``v(S) = MMD^2(prod_{j in S} K[j])`` between the samples named by ``y``;
@@ -72,6 +73,10 @@ def mmd_shapley_values(K, y, *, estimator="biased", block_size=20, n_repetitions
         unbiased MMD^2 in O(n B d^2) time, for very large samples.
     block_size, n_repetitions : int, default=20, 3
         Block estimator only.
+    value_function : {"baseline", "observational"}, default="baseline"
+        A removed feature's Gram matrix becomes all ones, or its mean over each block of
+        pairs of samples (P x P, Q x Q, P x Q), as in the published authors' code. The
+        observational v(empty) is the MMD^2 of those block means, not 0.
     random_state : int, RandomState instance or None, default=None
         Block estimator only: the random partitions.
     n_jobs : int, default=None
@@ -102,9 +107,9 @@ def mmd_shapley_values(K, y, *, estimator="biased", block_size=20, n_repetitions
     if len(y) != n:
         raise ValueError(f"y has {len(y)} labels for {n} samples.")
     _, codes = _group_codes(y)
-    values, _ = _pairgame.attribute(MMD(estimator, block_size, n_repetitions),
-                                    _pairgame.GramFactors(K), codes, n,
-                                    random_state=random_state, n_jobs=n_jobs)
+    values, _, _ = _pairgame.attribute(
+        MMD(estimator, block_size, n_repetitions), _pairgame.GramFactors(K), codes, n,
+        random_state=random_state, n_jobs=n_jobs, value_function=value_function)
     return values[0]
 
 
@@ -159,6 +164,17 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         adjusted p-value is at most ``alpha``; ``n_features_to_select`` is then ignored.
         With the default maxT correction, the chance of flagging any feature when nothing
         drifted is at most ``alpha``.
+    value_function : {"baseline", "observational"}, default="baseline"
+        How a removed feature's Gram matrix is replaced: by ones (an infinite bandwidth;
+        the values add up to the statistic), or by its mean over the entries the estimator
+        uses (each block of pairs of samples: P x P, Q x Q, P x Q), as in the published
+        authors' current code. Those means change with the labels, so each permutation is a
+        game of its own: a test costs one pass of the engine per permutation, not one
+        matrix product.
+    interactions : {"SII", "BII", "STII", "k-SII", "Moebius"}, default=None
+        Also compute the pairwise interaction index of the statistic's game,
+        ``interaction_values_`` (see :func:`pkex_select.interaction_values`). About as costly
+        as the values themselves, more for large d (a d x d matrix product per node).
     random_state : int, RandomState instance or None, default=None
         Permutations.
     n_jobs : int, default=None
@@ -175,7 +191,13 @@ class MMDShapleyAttributor(ShapleySelectorBase):
     mmd_ : float
         The attributed statistic with all features, ``shapley_values_.sum()``: MMD^2
         (summed over pairs of samples for more than two) with ``scales=[1]``, else its sum
-        over ``scales_``, each divided by the standard deviation of the joint kernel.
+        over ``scales_``, each divided by the standard deviation of the joint kernel. Under
+        the observational value function the values add up to that minus ``v(empty)``, the
+        MMD^2 of the block means, which is what ``mmd_`` then holds.
+    interaction_values_ : ndarray of shape (n_features_in_, n_features_in_)
+        The index ``interactions`` (only when it is set): entry (i, j) is the pair's
+        interaction, the diagonal the index's order-one values. Features that act only
+        together (XOR) stand out here while their order-one values are small.
     scales_ : tuple of float
         The bandwidth scales used.
     ranking_ : ndarray of shape (n_features_in_,)
@@ -243,7 +265,8 @@ class MMDShapleyAttributor(ShapleySelectorBase):
     def __init__(self, n_features_to_select=0.2, *, threshold=None, estimator="biased",
                  kernel="rbf", bandwidth="median", scales="auto", categorical_features=None,
                  block_size=20, n_repetitions=3, n_permutations=0, correction="maxT",
-                 alpha=None, random_state=None, n_jobs=None, verbose=0):
+                 alpha=None, value_function="baseline", interactions=None, random_state=None,
+                 n_jobs=None, verbose=0):
         self.n_features_to_select = n_features_to_select
         self.threshold = threshold
         self.estimator = estimator
@@ -256,6 +279,8 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         self.n_permutations = n_permutations
         self.correction = correction
         self.alpha = alpha
+        self.value_function = value_function
+        self.interactions = interactions
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
