@@ -76,7 +76,10 @@ def mmd_shapley_values(K, y, *, estimator="biased", block_size=20, n_repetitions
     value_function : {"baseline", "observational"}, default="baseline"
         A removed feature's Gram matrix becomes all ones, or its mean over each block of
         pairs of samples (P x P, Q x Q, P x Q), as in the published authors' code. The
-        observational v(empty) is the MMD^2 of those block means, not 0.
+        observational v(empty) is the MMD^2 of those block means, not 0, and it already
+        holds every feature's marginal drift (a shifted or widened feature has different
+        block means): the values split only what is left, so they do not point at drifted
+        features. Use it to compare with that code; attribute drift with "baseline".
     random_state : int, RandomState instance or None, default=None
         Block estimator only: the random partitions.
     n_jobs : int, default=None
@@ -168,9 +171,11 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         How a removed feature's Gram matrix is replaced: by ones (an infinite bandwidth;
         the values add up to the statistic), or by its mean over the entries the estimator
         uses (each block of pairs of samples: P x P, Q x Q, P x Q), as in the published
-        authors' current code. Those means change with the labels, so each permutation is a
-        game of its own: a test costs one pass of the engine per permutation, not one
-        matrix product.
+        authors' current code. Its v(empty), the MMD^2 of those means, already holds each
+        feature's marginal drift, so the values split only what is left and do not point
+        at drifted features: use it to compare with that code, and "baseline" to find
+        drift. The means change with the labels, so each permutation is a game of its own:
+        a test costs one pass of the engine per permutation, not one matrix product.
     interactions : {"SII", "BII", "STII", "k-SII", "Moebius"}, default=None
         Also compute the pairwise interaction index of the statistic's game,
         ``interaction_values_`` (see :func:`pkex_select.interaction_values`). About as costly
