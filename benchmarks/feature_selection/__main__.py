@@ -261,7 +261,7 @@ def figure(rows, args, path):
                  (protocol, key, model, metric)}
         x = np.arange(len(args.methods))
         ax.bar(x, [cells[m][0] for m in args.methods], yerr=[cells[m][1] for m in args.methods],
-               color=["#d62728" if m == "pkex" else "#7f7f7f" for m in args.methods])
+               color=["#d62728" if m.startswith("pkex") else "#7f7f7f" for m in args.methods])
         if metric == "accuracy":
             marks = [paper.get((key, m), (np.nan,))[0] for m in args.methods]
             ax.plot(x, marks, "k_", markersize=14, mew=2, label="published")

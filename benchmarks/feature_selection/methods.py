@@ -23,7 +23,7 @@ from sklearn.svm import SVC, SVR
 
 from pkex_select import HSICShapleySelector
 
-METHODS = ("pkex", "hsiclasso", "mi", "lasso", "kbest", "trees")
+METHODS = ("pkex", "pkex-obs", "hsiclasso", "mi", "lasso", "kbest", "trees")
 MODELS = ("gp", "svm")
 
 
@@ -36,9 +36,12 @@ def select(method, X, y, task, k, seed, *, scale=True):
     if scale:
         X = StandardScaler().fit_transform(X)
     classification = task == "classification"
-    if method == "pkex":
-        selector = HSICShapleySelector(n_features_to_select=k).fit(X, y)
-        return np.sort(selector.get_support(indices=True))
+    if method in ("pkex", "pkex-obs"):
+        # pkex-obs: the observational value function (a removed feature's Gram matrix
+        # replaced by its mean), the published authors' current default.
+        value_function = "observational" if method == "pkex-obs" else "baseline"
+        selector = HSICShapleySelector(n_features_to_select=k, value_function=value_function)
+        return np.sort(selector.fit(X, y).get_support(indices=True))
     if method == "hsiclasso":
         return _hsic_lasso(X, y, classification, k)
     if method == "mi":
