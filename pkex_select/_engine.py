@@ -425,10 +425,11 @@ def pair_contributions(Z, *, baseline=None, chunk_size=None, n_jobs=None, backen
         "numba" runs the compiled kernel, "numpy" the vectorised reference it is tested
         against; "auto" takes the compiled kernel when numba is importable.
     tol : float, default=2**-53
-        Proven bound on the quadrature error of each integral (see :func:`node_counts`):
+        Proven bound on the quadrature error of each integral (see the user guide, "The
+        removal game"):
         each pair gets the fewest Gauss-Legendre nodes whose bound is below ``tol``, at most
         ceil(d / 2), where the rule is exact. Kernels that are wide relative to the data
-        (S = sum_j |1 - z_j| of a few units) need about 10 nodes whatever d is, so the cost
+        (``S = sum_j |1 - z_j|`` of a few units) need about 10 nodes whatever d is, so the cost
         per pair is linear in d. The default is the unit roundoff: the values agree with
         the exact rule to rounding. ``tol=0`` uses ceil(d / 2) nodes everywhere.
 

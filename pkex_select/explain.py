@@ -8,7 +8,7 @@ from sklearn.utils.validation import check_array
 from . import _models
 from ._engine import DEFAULT_TOL, rows_per_task
 from ._interactions import INDICES, interaction_values
-from ._models import SUPPORTED, as_dense, read_model
+from ._models import as_dense, read_model
 from .kernels import factor_tensor
 
 __all__ = ["Explanation", "ProductKernelExplainer"]
@@ -332,6 +332,3 @@ class ProductKernelExplainer:
                 f"subsets must have {self.n_features_in_} columns, got {masks.shape[1]}."
             )
         return masks
-
-
-ProductKernelExplainer.__doc__ += f"\n    Supported models: {SUPPORTED}.\n"

@@ -176,26 +176,26 @@ class HSICShapleySelector(ShapleySelectorBase):
 
     Attributes
     ----------
-    shapley_values_ : ndarray of shape (n_features_in_,)
+    shapley_values_ : ndarray of shape (`n_features_in_`,)
         Exact Shapley values of the HSIC estimate.
-    scores_ : ndarray of shape (n_features_in_,)
+    scores_ : ndarray of shape (`n_features_in_`,)
         Same as ``shapley_values_`` (the name scikit-learn's selectors use).
     hsic_ : float
         The attributed statistic with all features, ``shapley_values_.sum()``: the HSIC
         estimate with ``scales=[1]``, else the sum over ``scales_`` of HSIC divided by the
         standard deviation of the joint kernel over the pairs.
-    interaction_values_ : ndarray of shape (n_features_in_, n_features_in_)
+    interaction_values_ : ndarray of shape (`n_features_in_`, `n_features_in_`)
         The index ``interactions`` (only when it is set): entry (i, j) is the pair's
         interaction, the diagonal the index's order-one values. Features that act only
         together (XOR) stand out here while their order-one values are small.
     scales_ : tuple of float
         The bandwidth scales used.
-    ranking_ : ndarray of shape (n_features_in_,)
+    ranking_ : ndarray of shape (`n_features_in_`,)
         1 for the largest value, 2 for the next, ... Constant features carry no information:
         they rank last and are never selected, whatever ``threshold`` is.
-    pvalues_ : ndarray of shape (n_features_in_,)
+    pvalues_ : ndarray of shape (`n_features_in_`,)
         Permutation p-values of the values (only with ``n_permutations > 0``).
-    adjusted_pvalues_ : ndarray of shape (n_features_in_,)
+    adjusted_pvalues_ : ndarray of shape (`n_features_in_`,)
         ``pvalues_`` corrected for multiplicity by ``correction`` (only with
         ``n_permutations > 0``). Constant features are left out of the family and get 1.
     pvalue_ : float
@@ -211,14 +211,14 @@ class HSICShapleySelector(ShapleySelectorBase):
         the same in every order, and it is what the overall test compares: where the joint
         kernel is nearly the identity the sum of the values is that constant plus a signal
         below its rounding error.
-    null_distribution_ : ndarray of shape (n_permutations, n_features_in_)
+    null_distribution_ : ndarray of shape (n_permutations, `n_features_in_`)
         The Shapley values under each permutation of y (only with ``n_permutations > 0``);
         their row sums are the HSIC null distribution. ``pvalues_[j]`` is
         ``(1 + #{values >= shapley_values_[j]}) / (1 + n_permutations)``, counting values
         within 100 ulps as ties (as :func:`scipy.stats.permutation_test` does).
-    bandwidths_ : ndarray of shape (n_features_in_,)
+    bandwidths_ : ndarray of shape (`n_features_in_`,)
         Bandwidths used, in units of each feature's standard deviation.
-    gammas_ : ndarray of shape (n_features_in_,)
+    gammas_ : ndarray of shape (`n_features_in_`,)
         The corresponding kernel parameters on the standardised features.
     kernels_ : list of str
         The kernel factor of each feature.
@@ -226,7 +226,7 @@ class HSICShapleySelector(ShapleySelectorBase):
     target_bandwidth_ : ndarray of shape (n_outputs,)
         In units of the target's standard deviation (1 for the delta kernel).
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when X has feature names that are all strings.
 
     See Also

@@ -124,7 +124,7 @@ def bandwidths(X, rule="median"):
     X : array-like of shape (n_samples, n_features)
         Numeric data, ideally standardised so that rules compare features on one scale.
     rule : {"median", "scott", "silverman", "std"} or float or array-like, default="median"
-        - "median": the median heuristic, the median of |x_a - x_b| over pairs of distinct
+        - "median": the median heuristic, the median of ``|x_a - x_b|`` over pairs of distinct
           rows (on at most 1000 evenly spaced rows). A feature whose median distance is 0
           (mostly tied values) gets the mean of its nonzero distances.
         - "scott": 1.06 std n^(-1/5); "silverman": 0.9 min(std, IQR / 1.34) n^(-1/5),

@@ -189,9 +189,9 @@ class MMDShapleyAttributor(ShapleySelectorBase):
 
     Attributes
     ----------
-    shapley_values_ : ndarray of shape (n_features_in_,)
+    shapley_values_ : ndarray of shape (`n_features_in_`,)
         Exact Shapley values of the MMD^2 estimate.
-    scores_ : ndarray of shape (n_features_in_,)
+    scores_ : ndarray of shape (`n_features_in_`,)
         Same as ``shapley_values_``.
     mmd_ : float
         The attributed statistic with all features, ``shapley_values_.sum()``: MMD^2
@@ -199,22 +199,22 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         over ``scales_``, each divided by the standard deviation of the joint kernel. Under
         the observational value function the values add up to that minus ``v(empty)``, the
         MMD^2 of the block means, which is what ``mmd_`` then holds.
-    interaction_values_ : ndarray of shape (n_features_in_, n_features_in_)
+    interaction_values_ : ndarray of shape (`n_features_in_`, `n_features_in_`)
         The index ``interactions`` (only when it is set): entry (i, j) is the pair's
         interaction, the diagonal the index's order-one values. Features that act only
         together (XOR) stand out here while their order-one values are small.
     scales_ : tuple of float
         The bandwidth scales used.
-    ranking_ : ndarray of shape (n_features_in_,)
+    ranking_ : ndarray of shape (`n_features_in_`,)
         1 for the largest value, 2 for the next, ... Constant features carry no information:
         they rank last and are never selected, whatever ``threshold`` is.
     pvalue_ : float
         Permutation p-value of the two-sample test (only with ``n_permutations > 0``): the
         widest scale's MMD^2 and the largest studentised Shapley value combined by min-p, as
         in :class:`HSICShapleySelector`.
-    pvalues_ : ndarray of shape (n_features_in_,)
+    pvalues_ : ndarray of shape (`n_features_in_`,)
         Permutation p-values of the attributions (only with ``n_permutations > 0``).
-    adjusted_pvalues_ : ndarray of shape (n_features_in_,)
+    adjusted_pvalues_ : ndarray of shape (`n_features_in_`,)
         ``pvalues_`` corrected for multiplicity by ``correction`` (only with
         ``n_permutations > 0``). Constant features are left out of the family and get 1.
     statistics_ : ndarray of shape (n_permutations + 1, n_scales)
@@ -224,14 +224,14 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         the same in every order, and it is what the overall test compares: where the joint
         kernel is nearly the identity the sum of the values is that constant plus a signal
         below its rounding error.
-    null_distribution_ : ndarray of shape (n_permutations, n_features_in_)
+    null_distribution_ : ndarray of shape (n_permutations, `n_features_in_`)
         The Shapley values under each permutation of the sample labels (only with
         ``n_permutations > 0``); their row sums are the MMD^2 null distribution.
     classes_ : ndarray
         The sample labels.
     bandwidths_, gammas_, kernels_ : as in :class:`HSICShapleySelector`
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
 
     See Also
     --------

@@ -35,11 +35,11 @@ def _output_values(explanation, output, order=1):
 
 
 def centred_importance(values):
-    """mean_i |phi_ij - mean_i phi_ij|: how much feature j moves the output from row to row.
+    """``mean_i |phi_ij - mean_i phi_ij|``: how much feature j moves the output row to row.
 
     Under the baseline value function a removed feature acts as if the row matched every
     expansion point on it, so phi_j carries a constant offset per feature (the same in every
-    row). Mean |phi| would rank that offset; this ranks the variation. Under the
+    row). ``mean |phi|`` would rank that offset; this ranks the variation. Under the
     observational value function with the data as background the values are already
     centred, and the two agree.
     """
@@ -88,9 +88,9 @@ def ranking(values, feature_names, *, pvalues=None, alpha=0.05, max_display=20, 
 def bar(explanation, *, output=0, max_display=20, ax=None, centred=True):
     """Global importance per feature over the explained rows.
 
-    By default the centred importance mean |phi - mean phi| (see :func:`centred_importance`):
-    under the baseline value function mean |phi| is mostly a constant offset per feature.
-    ``centred=False`` shows mean |phi|.
+    By default the centred importance ``mean |phi - mean phi|`` (see
+    :func:`centred_importance`): under the baseline value function ``mean |phi|`` is mostly a
+    constant offset per feature. ``centred=False`` shows ``mean |phi|``.
     """
     values, _ = _output_values(explanation, output)
     importance = centred_importance(values) if centred else np.abs(values).mean(axis=0)

@@ -1,6 +1,7 @@
 """The command-line tool and the examples, run as a user runs them (subprocesses)."""
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -13,9 +14,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run(*args, cwd=ROOT):
+def run(*args, cwd=ROOT, env=None):
+    environment = None if env is None else {**os.environ, **env}
     return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=300)
+                          timeout=300, env=environment)
 
 
 def test_demo_ranks_breast_cancer_features():
@@ -79,13 +81,26 @@ def test_helpful_errors(args, message, csv_file, tmp_path):
     assert message in result.stderr and "Traceback" not in result.stderr
 
 
-def test_explain_example_runs(tmp_path):
-    result = run(str(ROOT / "examples" / "explain_svm.py"), cwd=tmp_path)
+def run_example(name, cwd):
+    return run(str(ROOT / "examples" / name), cwd=cwd, env={"MPLBACKEND": "Agg"})
+
+
+def test_explain_example_adds_up(tmp_path):
+    result = run_example("plot_explain_svm.py", tmp_path)
     assert result.returncode == 0, result.stderr
+    gap = re.search(r"largest efficiency gap (\S+)$", result.stdout, flags=re.MULTILINE)
+    assert float(gap.group(1)) < 1e-10
+
+
+def test_xor_example_finds_the_pair_that_marginal_filters_miss(tmp_path):
+    result = run_example("plot_xor_interactions.py", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "HSIC Shapley values pick    [5, 9]" in result.stdout
+    assert "the F-test picks            [5, 9]" not in result.stdout
 
 
 def test_pipeline_example_shows_selection_helping(tmp_path):
-    result = run(str(ROOT / "examples" / "pipeline_svc.py"), cwd=tmp_path)
+    result = run_example("plot_pipeline_svc.py", tmp_path)
     assert result.returncode == 0, result.stderr
     scores = dict(re.findall(r"^\s+(\d+) -> ([\d.]+)$", result.stdout, flags=re.MULTILINE))
     best_k = max(scores, key=lambda k: float(scores[k]))
@@ -94,7 +109,7 @@ def test_pipeline_example_shows_selection_helping(tmp_path):
 
 
 def test_drift_example_flags_only_significant_features(tmp_path):
-    result = run(str(ROOT / "examples" / "mmd_drift.py"), cwd=tmp_path)
+    result = run_example("plot_mmd_drift.py", tmp_path)
     assert result.returncode == 0, result.stderr
     table = re.findall(r"^\s+(\w+)\s+\S+\s+[\d.]+\s+([\d.]+)", result.stdout,
                        flags=re.MULTILINE)

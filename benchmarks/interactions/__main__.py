@@ -34,9 +34,9 @@ RESULTS = Path(__file__).parent / "results"
 INDICES = ("SII", "STII", "k-SII")
 
 
-def _time(func):
+def _time(func, *args):
     start = time.perf_counter()
-    result = func()
+    result = func(*args)
     return time.perf_counter() - start, result
 
 
@@ -69,14 +69,14 @@ def run(dims, n_points, budget, seed=0):
                                                background=X_train)
         exact = {}
         for index in INDICES:
-            seconds, explanation = _time(lambda: baseline.explain(points, index, 2))
+            seconds, explanation = _time(baseline.explain, points, index, 2)
             exact[index] = explanation.values
             rows.append(_row(d, model, "pkex", index, "baseline", seconds, len(points)))
-        seconds, explanation = _time(lambda: ProductKernelExplainer(model, tol=0).explain(
-            points, "SII", 2))
+        seconds, explanation = _time(ProductKernelExplainer(model, tol=0).explain, points,
+                                     "SII", 2)
         rows.append(_row(d, model, "pkex-exact", "SII", "baseline", seconds, len(points),
                          np.abs(explanation.values - exact["SII"]).max()))
-        seconds, _ = _time(lambda: observational.explain(points, "SII", 2))
+        seconds, _ = _time(observational.explain, points, "SII", 2)
         rows.append(_row(d, model, "pkex", "SII", "observational", seconds, len(points)))
         if d <= 12:
             for index in INDICES:
