@@ -10,6 +10,8 @@ the engine, and the per-block values are summed. Memory stays bounded, and a per
 costs one matrix-vector product per block.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.utils import check_random_state
@@ -254,6 +256,15 @@ def kernel_spread(moments):
     return np.sqrt(np.maximum(squares / count - mean**2, 0.0))
 
 
+class Attribution(NamedTuple):
+    """What :func:`attribute` returns."""
+
+    values: np.ndarray  # (n_orders, n_features), row 0 the observed order
+    scale_values: np.ndarray  # (n_scales, n_orders, n_features), normalised as in the sum
+    scale_statistics: np.ndarray  # (n_orders, n_scales), see solve()
+    interaction_values: np.ndarray | None  # (n_features, n_features) or None
+
+
 def attribute(statistic, factors, target, n_samples, *, n_permutations=0, random_state=None,
               n_jobs=None, progress=None, value_function="baseline", interactions=None):
     """Shapley values of ``statistic`` for the observed target and ``n_permutations`` others.
@@ -272,13 +283,13 @@ def attribute(statistic, factors, target, n_samples, *, n_permutations=0, random
 
     Returns
     -------
-    values : ndarray of shape (n_permutations + 1, n_features)
-        Row 0 for the observed order of the target.
-    scale_statistics : ndarray of shape (n_permutations + 1, n_scales)
-        Each scale's statistic, normalised as in the sum, without the part that is the same
-        in every order (see :func:`solve`): what tests of the statistic compare.
-    interaction_values : ndarray of shape (n_features, n_features) or None
-        The index ``interactions`` of the observed order's game, when asked for.
+    Attribution
+        ``values`` (n_permutations + 1, n_features), row 0 for the observed order of the
+        target, the sum over scales of ``scale_values``; ``scale_statistics``
+        (n_permutations + 1, n_scales), each scale's statistic normalised as in the sum,
+        without the part that is the same in every order (see :func:`solve`): what tests
+        of the statistic compare; ``interaction_values``, the index ``interactions`` of the
+        observed order's game when asked for.
     """
     statistic.check(n_samples)
     rng = check_random_state(random_state)
@@ -303,8 +314,9 @@ def attribute(statistic, factors, target, n_samples, *, n_permutations=0, random
         order_one = np.tensordot(scale_weights, pair_values[1], axes=1)
         interaction_matrix = assemble(pairwise[None, ..., None], order_one[None, :, None],
                                       interactions)[0, ..., 0]
-    return (np.tensordot(scale_weights, values, axes=1),
-            (statistics * scale_weights[:, None]).T, interaction_matrix)
+    scale_values = values * scale_weights[:, None, None]
+    return Attribution(scale_values.sum(axis=0), scale_values,
+                       (statistics * scale_weights[:, None]).T, interaction_matrix)
 
 
 def permutation_orders(n_samples, n_permutations, random_state):

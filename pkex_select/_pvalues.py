@@ -44,6 +44,28 @@ def studentise(values):
     return scaled
 
 
+def feature_statistics(scale_values):
+    """What the per-feature tests compare: the values, or with several scales the larger of
+    each feature's studentised values at each scale.
+
+    A feature whose difference shows at one bandwidth scale is then tested at that scale,
+    rather than through a sum in which the other scale's noise dilutes it; the maximum is
+    calibrated by the same permutations, so every test stays exact. With one scale it is the
+    values themselves.
+
+    Parameters
+    ----------
+    scale_values : ndarray of shape (n_scales, 1 + n_permutations, n_features)
+
+    Returns
+    -------
+    ndarray of shape (1 + n_permutations, n_features)
+    """
+    if len(scale_values) == 1:
+        return scale_values[0]
+    return np.max([studentise(values) for values in scale_values], axis=0)
+
+
 def maxt_pvalues(values):
     """Westfall-Young maxT step-down adjusted p-values, one-sided (large values significant).
 
@@ -112,11 +134,12 @@ def adjusted_pvalues(values, correction, family):
 
 
 def aggregated_pvalue(values, statistics):
-    """The overall permutation test: the statistic and the largest studentised Shapley value.
+    """The overall permutation test: the statistic and the largest per-feature statistic.
 
     Several statistics share one set of permutations: ``statistics`` (for example the
     widest scale's HSIC or MMD^2), which sees dependence or drift spread thin over many
-    features, and the largest studentised Shapley value, which sees it concentrated in one or
+    features, and the largest studentised per-feature statistic (:func:`feature_statistics`),
+    which sees it concentrated in one or
     a few. Each order's p-value under each statistic is its rank among all orders; the test
     statistic is the smallest of them, calibrated by the same permutations (min-p
     aggregation, as in MMDAgg), so the test is exact at any level whatever the dependence
@@ -125,6 +148,7 @@ def aggregated_pvalue(values, statistics):
     Parameters
     ----------
     values : ndarray of shape (1 + n_permutations, n_features)
+        Per-feature statistics (the values, or :func:`feature_statistics`).
     statistics : ndarray of shape (1 + n_permutations, n_statistics)
 
     Returns

@@ -18,7 +18,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _pairgame
 from ._interactions import INDICES
-from ._pvalues import CORRECTIONS, adjusted_pvalues, aggregated_pvalue, permutation_pvalues
+from ._pvalues import (
+    CORRECTIONS,
+    adjusted_pvalues,
+    aggregated_pvalue,
+    feature_statistics,
+    permutation_pvalues,
+)
 from ._statistics import VALUE_FUNCTIONS
 from ._validation import check_no_missing, encode_labels, standardise
 from .kernels import BANDWIDTH_RULES, bandwidths, gamma_from_bandwidth
@@ -86,28 +92,30 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         X, validated = self._validate_features(X, y)
         target = self._validate_target(validated, y)
         factors = self._factors(X)
-        values, scale_statistics, interaction_values = _pairgame.attribute(
+        attribution = _pairgame.attribute(
             self._statistic(), factors, target, X.shape[0],
             n_permutations=self.n_permutations, random_state=self.random_state,
             n_jobs=self.n_jobs, progress=self._progress, value_function=self.value_function,
             interactions=self.interactions,
         )
+        values = attribution.values
         if self.interactions is not None:
-            self.interaction_values_ = interaction_values
+            self.interaction_values_ = attribution.interaction_values
         self.shapley_values_ = values[0]
         self.scores_ = self.shapley_values_
         setattr(self, self._statistic_name, float(values[0].sum()))
         if self.n_permutations:
             self.null_distribution_ = values[1:]
-            self.pvalues_ = permutation_pvalues(values)
-            self.adjusted_pvalues_ = adjusted_pvalues(values, self.correction,
+            tested = feature_statistics(attribution.scale_values)
+            self.pvalues_ = permutation_pvalues(tested)
+            self.adjusted_pvalues_ = adjusted_pvalues(tested, self.correction,
                                                       ~self._constant_mask_)
             # The widest scale's total is the statistic most like the standard kernel tests
             # (it sees drift or dependence spread thin over many features); the largest
-            # studentised value sees it concentrated in a few.
-            self.statistics_ = scale_statistics
+            # feature statistic sees it concentrated in a few.
+            self.statistics_ = attribution.scale_statistics
             widest = int(np.argmax(self.scales_))
-            self.pvalue_ = aggregated_pvalue(values, scale_statistics[:, [widest]])
+            self.pvalue_ = aggregated_pvalue(tested, self.statistics_[:, [widest]])
         # Constant columns carry no information: they rank last and are never selected.
         order = np.lexsort((-self.shapley_values_, self._constant_mask_))
         self.ranking_ = np.empty(X.shape[1], dtype=np.intp)

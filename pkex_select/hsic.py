@@ -87,10 +87,10 @@ def hsic_shapley_values(K, L, *, estimator="biased", block_size=20, n_repetition
     """
     K, L = check_gram_matrices(K, L)
     statistic = HSIC(estimator, block_size, n_repetitions)
-    values, _, _ = _pairgame.attribute(
+    attribution = _pairgame.attribute(
         statistic, _pairgame.GramFactors(K), TargetGram(L), K.shape[1],
         random_state=random_state, n_jobs=n_jobs, value_function=value_function)
-    return values[0]
+    return attribution.values[0]
 
 
 class HSICShapleySelector(ShapleySelectorBase):
@@ -194,16 +194,19 @@ class HSICShapleySelector(ShapleySelectorBase):
         1 for the largest value, 2 for the next, ... Constant features carry no information:
         they rank last and are never selected, whatever ``threshold`` is.
     pvalues_ : ndarray of shape (`n_features_in_`,)
-        Permutation p-values of the values (only with ``n_permutations > 0``).
+        Permutation p-values per feature (only with ``n_permutations > 0``): of the
+        Shapley value with one scale; with several, of the larger of the feature's
+        studentised values at each scale (each scale's values centred and scaled by their
+        spread over all orders), so that a difference seen at one scale is tested there.
     adjusted_pvalues_ : ndarray of shape (`n_features_in_`,)
         ``pvalues_`` corrected for multiplicity by ``correction`` (only with
         ``n_permutations > 0``). Constant features are left out of the family and get 1.
     pvalue_ : float
         Permutation p-value of the independence test (only with ``n_permutations > 0``):
         the smaller of the permutation p-values of the widest scale's HSIC and of the
-        largest studentised Shapley value, calibrated by the same permutations (min-p, as in
-        MMDAgg), so that dependence spread over many features and dependence carried by one
-        are both seen. With ``scales=[1]`` the first is ``hsic_`` itself.
+        largest per-feature statistic (see ``pvalues_``), calibrated by the same
+        permutations (min-p, as in MMDAgg), so that dependence spread over many features and
+        dependence carried by one are both seen. With ``scales=[1]`` the first is ``hsic_`` itself.
     statistics_ : ndarray of shape (n_permutations + 1, n_scales)
         Each scale's HSIC over the off-diagonal pairs (normalised as in the sum over scales),
         for the observed labels (row 0) and each permutation (only with
@@ -213,7 +216,7 @@ class HSICShapleySelector(ShapleySelectorBase):
         below its rounding error.
     null_distribution_ : ndarray of shape (n_permutations, `n_features_in_`)
         The Shapley values under each permutation of y (only with ``n_permutations > 0``);
-        their row sums are the HSIC null distribution. ``pvalues_[j]`` is
+        their row sums are the HSIC null distribution. With one scale ``pvalues_[j]`` is
         ``(1 + #{values >= shapley_values_[j]}) / (1 + n_permutations)``, counting values
         within 100 ulps as ties (as :func:`scipy.stats.permutation_test` does).
     bandwidths_ : ndarray of shape (`n_features_in_`,)

@@ -110,10 +110,10 @@ def mmd_shapley_values(K, y, *, estimator="biased", block_size=20, n_repetitions
     if len(y) != n:
         raise ValueError(f"y has {len(y)} labels for {n} samples.")
     _, codes = _group_codes(y)
-    values, _, _ = _pairgame.attribute(
+    attribution = _pairgame.attribute(
         MMD(estimator, block_size, n_repetitions), _pairgame.GramFactors(K), codes, n,
         random_state=random_state, n_jobs=n_jobs, value_function=value_function)
-    return values[0]
+    return attribution.values[0]
 
 
 class MMDShapleyAttributor(ShapleySelectorBase):
@@ -210,10 +210,13 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         they rank last and are never selected, whatever ``threshold`` is.
     pvalue_ : float
         Permutation p-value of the two-sample test (only with ``n_permutations > 0``): the
-        widest scale's MMD^2 and the largest studentised Shapley value combined by min-p, as
+        widest scale's MMD^2 and the largest per-feature statistic combined by min-p, as
         in :class:`HSICShapleySelector`.
     pvalues_ : ndarray of shape (`n_features_in_`,)
-        Permutation p-values of the attributions (only with ``n_permutations > 0``).
+        Permutation p-values per feature (only with ``n_permutations > 0``): of the
+        Shapley value with one scale; with several, of the larger of the feature's
+        studentised values at each scale (each scale's values centred and scaled by their
+        spread over all orders), so that a difference seen at one scale is tested there.
     adjusted_pvalues_ : ndarray of shape (`n_features_in_`,)
         ``pvalues_`` corrected for multiplicity by ``correction`` (only with
         ``n_permutations > 0``). Constant features are left out of the family and get 1.

@@ -105,3 +105,36 @@ def test_family_wise_error_under_the_null():
         flagged_maxt += np.any(attributor.adjusted_pvalues_ <= 0.05)
     assert flagged_raw >= 12  # the correction has something to correct
     assert flagged_maxt <= 9  # 5% of 60 is 3; 9 is beyond the 99.5% binomial quantile
+
+
+def test_feature_statistics_take_the_larger_studentised_value_over_scales():
+    from pkex_select._pvalues import feature_statistics, studentise
+
+    rng = np.random.default_rng(0)
+    one_scale = rng.normal(size=(1, 50, 4))
+    np.testing.assert_array_equal(feature_statistics(one_scale), one_scale[0])
+    two_scales = rng.normal(size=(2, 50, 4)) * [[[1.0]], [[100.0]]]
+    expected = np.maximum(studentise(two_scales[0]), studentise(two_scales[1]))
+    np.testing.assert_array_equal(feature_statistics(two_scales), expected)
+
+
+def test_selector_tests_each_feature_at_its_best_scale():
+    from pkex_select import MMDShapleyAttributor
+    from pkex_select._pvalues import feature_statistics, permutation_pvalues
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(120, 6))
+    X[60:, 2] += 0.6
+    y = np.repeat([0, 1], 60)
+    fitted = {scale: MMDShapleyAttributor(scales=[scale], n_permutations=49, random_state=0)
+              .fit(X, y) for scale in (1.0, np.sqrt(6))}
+    both = MMDShapleyAttributor(n_permutations=49, random_state=0).fit(X, y)
+    scale_values = np.stack([
+        np.vstack([f.shapley_values_, f.null_distribution_]) for f in fitted.values()])
+    weights = np.array([both.statistics_[0, k] / fitted[s].statistics_[0, 0]
+                        for k, s in enumerate(fitted)])
+    # The two-scale fit's values are the single-scale games, each normalised, summed.
+    np.testing.assert_allclose(np.tensordot(weights, scale_values, axes=1)[0],
+                               both.shapley_values_, rtol=1e-10)
+    np.testing.assert_allclose(both.pvalues_,
+                               permutation_pvalues(feature_statistics(scale_values)))
