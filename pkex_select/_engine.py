@@ -360,16 +360,21 @@ def rows_per_task(n_rows, row_bytes, n_jobs=None):
     return rows
 
 
-def _row_slices(n_rows, n_features, n_outputs, chunk_size, n_jobs):
+def row_slices(n_rows, row_bytes, chunk_size, n_jobs):
+    """Slices of ``chunk_size`` rows, or by default as many as :func:`rows_per_task` gives."""
     if chunk_size is not None:
         if not isinstance(chunk_size, Integral) or isinstance(chunk_size, bool) or chunk_size < 1:
             raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}.")
         rows = int(chunk_size)
     else:
-        # Per row: its factors, the quadrature's prefix products and running sums, its
-        # contributions and its weighted values, half of them alive at once.
-        rows = rows_per_task(n_rows, 4 * n_features * (3 + n_outputs), n_jobs)
+        rows = rows_per_task(n_rows, row_bytes, n_jobs)
     return [slice(s, s + rows) for s in range(0, n_rows, rows)]
+
+
+def _row_bytes(n_features, n_outputs):
+    # Per row: its factors, the quadrature's prefix products and running sums, its
+    # contributions and its weighted values, half of them alive at once.
+    return 4 * n_features * (3 + n_outputs)
 
 
 def as_factors(Z):
@@ -453,7 +458,7 @@ def pair_contributions(Z, *, baseline=None, chunk_size=None, n_jobs=None, backen
         raise ValueError(f"Z must have shape (n_pairs, n_features); got {Z.shape}.")
     check_options(backend, tol)
     base = as_baseline(baseline, Z)
-    slices = _row_slices(Z.shape[0], Z.shape[1], 1, chunk_size, n_jobs)
+    slices = row_slices(Z.shape[0], _row_bytes(Z.shape[1], 1), chunk_size, n_jobs)
     parts = thread_pool(*Z.shape, n_jobs)(
         delayed(_contributions)(Z[sl], backend, tol, None if base is None else base[sl])
         for sl in slices
@@ -565,7 +570,8 @@ def shapley_values(Z, weights, *, baseline=None, chunk_size=None, n_jobs=None, b
     factors = Z.reshape(-1, n_features)
     base = as_baseline(baseline, Z)
     base = None if base is None else base.reshape(-1, n_features)
-    slices = _row_slices(factors.shape[0], n_features, n_outputs, chunk_size, n_jobs)
+    slices = row_slices(factors.shape[0], _row_bytes(n_features, n_outputs), chunk_size,
+                        n_jobs)
 
     def task(sl):
         contrib = _contributions(factors[sl], backend, tol, None if base is None else base[sl])

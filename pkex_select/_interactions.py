@@ -19,8 +19,6 @@ division is exact to rounding unless some ``f`` is (nearly) zero; those pairs ta
 division-free route, leave-two-out products from prefix and suffix products, O(d^2) per pair.
 """
 
-from numbers import Integral
-
 import numpy as np
 from joblib import delayed
 
@@ -33,7 +31,7 @@ from ._engine import (
     gauss_rule,
     integrals_with_rule,
     node_counts,
-    rows_per_task,
+    row_slices,
     shapley_values,
     thread_pool,
 )
@@ -133,19 +131,6 @@ def block_interactions(Z, base, weights, index, tol):
     return pairwise, order_one
 
 
-def _row_blocks(n_pairs, n_features, n_outputs, chunk_size, n_jobs):
-    if chunk_size is not None:
-        if not isinstance(chunk_size, Integral) or isinstance(chunk_size, bool) or chunk_size < 1:
-            raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}.")
-        rows = int(chunk_size)
-    else:
-        # Per pair: factors, baseline, differences, node factors, leave-one-out products,
-        # the weighted left matrix (one row per output).
-        rows = rows_per_task(n_pairs, 8 * n_features * (5 + n_outputs), n_jobs)
-    rows = max(rows, 1)
-    return [slice(s, s + rows) for s in range(0, n_pairs, rows)]
-
-
 def interaction_values(Z, weights, *, index="SII", max_order=2, baseline=None, chunk_size=None,
                        n_jobs=None, tol=DEFAULT_TOL):
     """Exact interaction indices of the product-kernel pair game.
@@ -238,7 +223,9 @@ def interaction_values(Z, weights, *, index="SII", max_order=2, baseline=None, c
     bases = None if base is None else base.reshape(points.shape)
     point_weights = weights.reshape(points.shape[:2] + (-1,))
     n_outputs = point_weights.shape[-1]
-    blocks = _row_blocks(points.shape[1], n_features, n_outputs, chunk_size, n_jobs)
+    # Per pair: factors, baseline, differences, node factors, leave-one-out products and
+    # the weighted left matrix (one row per output).
+    blocks = row_slices(points.shape[1], 8 * n_features * (5 + n_outputs), chunk_size, n_jobs)
     tasks = [(k, rows) for k in range(len(points)) for rows in blocks]
 
     if index == "BV":
