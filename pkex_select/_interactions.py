@@ -23,11 +23,13 @@ import numpy as np
 from joblib import delayed
 
 from ._engine import (
+    BLOCK_BYTES,
     DEFAULT_TOL,
     adaptive_spreads,
     as_baseline,
     as_factors,
     check_options,
+    exact_node_count,
     gauss_rule,
     integrals_with_rule,
     node_counts,
@@ -70,10 +72,10 @@ def _rule(index, n_features, spreads, tol):
     """(t, 1 - t, weights) of the index's integral, with the nodes its bound needs."""
     if index in _POINT_MASS:
         return _point_rule(_POINT_MASS[index])
-    weight_degree = 1 if index == "STII" else 0
     if spreads is None:
-        n_nodes = node_counts(np.array([np.inf]), n_features, 0.0)[0]
+        n_nodes = exact_node_count(n_features)
     else:
+        weight_degree = 1 if index == "STII" else 0
         n_nodes = node_counts(spreads.max(keepdims=True), n_features, tol, weight_degree)[0]
     nodes, complements, weights = gauss_rule(int(n_nodes))
     if index == "STII":  # the Beta(1, 2) density 2 (1 - t)
@@ -107,11 +109,14 @@ def _pair_block(Z, base, weights, index, tol):
         with np.errstate(divide="ignore", invalid="ignore"):
             right = differences[regular] / f[regular]
         pairwise += right.T @ left
-        for rows in np.array_split(np.flatnonzero(small), max(1, small.sum() // 64)):
-            if rows.size:
-                lto = _leave_two_out(f[rows]) * differences[rows, :, None] * differences[rows, None]
-                pairwise += np.einsum("rij,ro->jio", lto, node_weights[rows]).reshape(
-                    n_features, -1)
+        # The few pairs with a (nearly) zero factor, division-free, in BLOCK_BYTES chunks.
+        small_rows = np.flatnonzero(small)
+        step = max(1, BLOCK_BYTES // (8 * n_features**2))
+        for start in range(0, small_rows.size, step):
+            rows = small_rows[start : start + step]
+            lto = _leave_two_out(f[rows]) * differences[rows, :, None] * differences[rows, None]
+            pairwise += np.einsum("rij,ro->jio", lto, node_weights[rows]).reshape(
+                n_features, -1)
     # pairwise[j, (i, o)] = sum_p w_po c_pi c_pj prod_{l != i, j} f_pl.
     return pairwise.reshape(n_features, n_features, n_outputs), order_one.T
 
