@@ -341,10 +341,11 @@ def check_options(backend, tol):
 
 
 def thread_pool(n_rows, n_features, n_jobs):
-    """A joblib runner; sequential when the work is too small to share."""
+    """A joblib runner yielding results as they come (so partial sums do not pile up);
+    sequential when the work is too small to share."""
     if n_rows * n_features**2 / 2 < _MIN_PARALLEL_WORK:
         n_jobs = 1
-    return Parallel(n_jobs=n_jobs, prefer="threads")
+    return Parallel(n_jobs=n_jobs, prefer="threads", return_as="generator")
 
 
 def rows_per_task(n_rows, row_bytes, n_jobs=None):
@@ -459,10 +460,10 @@ def pair_contributions(Z, *, baseline=None, chunk_size=None, n_jobs=None, backen
     check_options(backend, tol)
     base = as_baseline(baseline, Z)
     slices = row_slices(Z.shape[0], _row_bytes(Z.shape[1], 1), chunk_size, n_jobs)
-    parts = thread_pool(*Z.shape, n_jobs)(
+    parts = list(thread_pool(*Z.shape, n_jobs)(
         delayed(_contributions)(Z[sl], backend, tol, None if base is None else base[sl])
         for sl in slices
-    )
+    ))
     return np.concatenate(parts, axis=0) if parts else np.zeros((0, Z.shape[1]))
 
 
