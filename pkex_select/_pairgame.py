@@ -96,11 +96,11 @@ class RemovedFactors:
         def task(block):
             pairs = plan.pairs(block)
             pair_cells = cells.pair_cells(pairs)
-            counts = np.stack([np.bincount(row, minlength=n_cells) for row in pair_cells])
-            sums = np.stack([
-                np.stack([_sum_by_cell(row, Z, n_cells) for row in pair_cells])
-                for Z in factors(pairs)
-            ])
+            # One-hot cell membership of each pair, per order: sums are matrix products.
+            members = [np.eye(n_cells)[row].T for row in pair_cells]
+            counts = np.stack([member.sum(axis=1) for member in members])
+            sums = np.stack([np.stack([member @ Z for member in members])
+                             for Z in factors(pairs)])
             return counts, sums
 
         counts = sums = 0.0
@@ -141,18 +141,6 @@ class RemovedFactors:
         means = self.means[scale, 0]
         weights = self.cells.diagonal_weights[0][:, None]
         return block_interactions(np.ones(means.shape), means, weights, index, tol)
-
-
-def _sum_by_cell(cells, Z, n_cells):
-    if n_cells == 1:
-        return Z.sum(axis=0, keepdims=True)
-    order = np.argsort(cells, kind="stable")
-    starts = np.searchsorted(cells[order], np.arange(n_cells))
-    sums = np.add.reduceat(Z[order], np.minimum(starts, len(order) - 1), axis=0)
-    # reduceat gives a row for empty cells too (the next row's value): zero them.
-    empty = np.bincount(cells, minlength=n_cells) == 0
-    sums[empty] = 0.0
-    return sums
 
 
 def solve(plan, factors, weights, *, removed=None, interaction_index=None, n_jobs=None,
@@ -199,21 +187,19 @@ def solve(plan, factors, weights, *, removed=None, interaction_index=None, n_job
             joint = np.prod(Z, axis=1)
             moments[s] = joint.size, joint.sum(), joint @ joint
             statistics.append(block_weights @ joint)
-            if removed is None:
-                values.append(weighted_contributions(Z, block_weights, backend=backend))
-            elif not removed.by_order:
-                values.append(weighted_contributions(
-                    Z, block_weights, baseline=removed.baseline(s, 0, pair_cells),
-                    backend=backend))
-            else:  # the removed factors change with the labels: one game per order
+            if removed is not None and removed.by_order:
+                # The removed factors change with the labels: one game per order.
                 values.append(np.concatenate([
                     weighted_contributions(Z, block_weights[k : k + 1],
                                            baseline=removed.baseline(s, k, pair_cells),
                                            backend=backend)
                     for k in range(len(block_weights))
                 ]))
+            base = None if removed is None else removed.baseline(s, 0, pair_cells)
+            if removed is None or not removed.by_order:
+                values.append(weighted_contributions(Z, block_weights, baseline=base,
+                                                     backend=backend))
             if interaction_index is not None:
-                base = None if removed is None else removed.baseline(s, 0, pair_cells)
                 block_pairwise, block_order_one = block_interactions(
                     Z, base, block_weights[0][:, None], interaction_index, tol)
                 pairwise.append(block_pairwise[..., 0])

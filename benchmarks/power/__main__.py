@@ -1,7 +1,7 @@
 """Power and size of the overall and per-feature tests against the standard kernel tests.
 
     python -m benchmarks.power [--repetitions 100] [--permutations 199] [--seed 0] [--out DIR]
-                               [--n-jobs 2] [--quick]
+                               [--n-jobs 2] [--quick] [--refresh pkex ...]
 
 Two-sample (MMD) scenarios, n per sample in {100, 300}, d in {5, 20, 100}:
 
@@ -41,7 +41,9 @@ error of sqrt(p (1 - p) / repetitions), 2.2 points at p = 0.05 and 5 points at p
 100.
 Times are per test, measured with ``--n-jobs`` repetitions running at once.
 Writes ``results/power.csv``, ``results/power.md`` and ``results/figure.png``; results are
-cached per scenario under ``--out``/cache, so an interrupted run resumes.
+cached per scenario under ``--out``/cache, so an interrupted run resumes, and ``--refresh``
+reruns only the named methods in cached scenarios (everything is seeded, so the other rows
+are what a full run gives).
 """
 
 import argparse
@@ -141,7 +143,7 @@ def hyppo_pvalue(X, target, statistic, n_permutations, seed):
                            random_state=seed)[1]
 
 
-def one_repetition(statistic, kind, d, n, seed, n_permutations):
+def one_repetition(statistic, kind, d, n, seed, n_permutations, methods=METHODS):
     rng = np.random.default_rng([seed, d, n, zlib.crc32(kind.encode())])
     if statistic == "mmd":
         X, target = two_samples(kind, d, n, rng)
@@ -150,63 +152,75 @@ def one_repetition(statistic, kind, d, n, seed, n_permutations):
         X, target = dependence(kind, d, n, rng)
         estimator = HSICShapleySelector
     result, seconds = {}, {}
+    any_flagged = kept = None
 
-    start = time.perf_counter()
-    fitted = estimator(n_permutations=n_permutations, alpha=ALPHA, random_state=seed).fit(
-        X, target)
-    seconds["pkex"] = seconds["pkex-total"] = time.perf_counter() - start
-    result["pkex"] = fitted.pvalue_
-    totals = np.concatenate([[fitted.shapley_values_.sum()],
-                             fitted.null_distribution_.sum(axis=1)])
-    result["pkex-total"] = (1 + np.sum(totals[1:] >= totals[0])) / (1 + n_permutations)
-    any_flagged = bool(np.any(fitted.adjusted_pvalues_ <= ALPHA))
-    planted = PLANTED.get(kind, set())
-    kept = planted <= set(fitted.get_support(indices=True).tolist()) if planted else None
+    if "pkex" in methods or "pkex-total" in methods:
+        start = time.perf_counter()
+        fitted = estimator(n_permutations=n_permutations, alpha=ALPHA, random_state=seed).fit(
+            X, target)
+        seconds["pkex"] = seconds["pkex-total"] = time.perf_counter() - start
+        result["pkex"] = fitted.pvalue_
+        totals = np.concatenate([[fitted.shapley_values_.sum()],
+                                 fitted.null_distribution_.sum(axis=1)])
+        result["pkex-total"] = (1 + np.sum(totals[1:] >= totals[0])) / (1 + n_permutations)
+        any_flagged = bool(np.any(fitted.adjusted_pvalues_ <= ALPHA))
+        planted = PLANTED.get(kind, set())
+        kept = planted <= set(fitted.get_support(indices=True).tolist()) if planted else None
 
-    start = time.perf_counter()
-    single = estimator(n_permutations=n_permutations, scales=[1], random_state=seed).fit(
-        X, target)
-    seconds["pkex-1scale"] = time.perf_counter() - start
-    result["pkex-1scale"] = (1 + np.sum(single.null_distribution_.sum(axis=1)
-                                        >= single.shapley_values_.sum())) / (1 + n_permutations)
+    if "pkex-1scale" in methods:
+        start = time.perf_counter()
+        single = estimator(n_permutations=n_permutations, scales=[1], random_state=seed).fit(
+            X, target)
+        seconds["pkex-1scale"] = time.perf_counter() - start
+        result["pkex-1scale"] = (1 + np.sum(single.null_distribution_.sum(axis=1)
+                                            >= single.shapley_values_.sum())) / (
+            1 + n_permutations)
 
-    start = time.perf_counter()
-    result["hyppo"] = hyppo_pvalue(X, target, statistic, n_permutations, seed)
-    seconds["hyppo"] = time.perf_counter() - start
-    start = time.perf_counter()
-    result["joint-median"] = joint_median_pvalue(X, target, statistic, n_permutations,
-                                                 np.random.default_rng(seed))
-    seconds["joint-median"] = time.perf_counter() - start
-    start = time.perf_counter()
-    result["univariate"] = univariate_pvalue(X, target, statistic)
-    seconds["univariate"] = time.perf_counter() - start
+    others = {
+        "hyppo": lambda: hyppo_pvalue(X, target, statistic, n_permutations, seed),
+        "joint-median": lambda: joint_median_pvalue(X, target, statistic, n_permutations,
+                                                    np.random.default_rng(seed)),
+        "univariate": lambda: univariate_pvalue(X, target, statistic),
+    }
+    for method, test in others.items():
+        if method in methods:
+            start = time.perf_counter()
+            result[method] = test()
+            seconds[method] = time.perf_counter() - start
     return result, seconds, any_flagged, kept
 
 
-def run_scenario(statistic, kind, d, n, repetitions, n_permutations, seed, cache, n_jobs):
+def run_scenario(statistic, kind, d, n, repetitions, n_permutations, seed, cache, n_jobs,
+                 refresh=()):
+    """Rows of one scenario, from the cache when there; ``refresh`` names methods to rerun
+    (every method's data and permutations are seeded, so the others' cached rows stand)."""
     path = cache / f"{statistic}-{kind}-d{d}-n{n}-r{repetitions}-p{n_permutations}-s{seed}.json"
-    if path.exists():
-        return json.loads(path.read_text())
-    pvalues = {m: [] for m in METHODS}
-    seconds = {m: 0.0 for m in METHODS}
+    cached = json.loads(path.read_text()) if path.exists() else None
+    methods = METHODS if cached is None else tuple(m for m in METHODS if m in refresh)
+    if not methods:
+        return cached
+    pvalues = {m: [] for m in methods}
+    seconds = {m: 0.0 for m in methods}
     flagged, kept = [], []
     # Repetitions run in worker processes; each fit inside is single-threaded.
     outcomes = Parallel(n_jobs=n_jobs)(
-        delayed(one_repetition)(statistic, kind, d, n, seed + r, n_permutations)
+        delayed(one_repetition)(statistic, kind, d, n, seed + r, n_permutations, methods)
         for r in range(repetitions))
     for result, timing, any_flagged, kept_planted in outcomes:
-        for m in METHODS:
+        for m in methods:
             pvalues[m].append(result[m])
             seconds[m] += timing[m]
         flagged.append(any_flagged)
         if kept_planted is not None:
             kept.append(kept_planted)
-    rows = [{"statistic": statistic, "scenario": kind, "d": d, "n": n, "method": m,
-             "rejection_rate": float(np.mean(np.array(pvalues[m]) <= ALPHA)),
-             "seconds_per_test": seconds[m] / repetitions,
-             "fwer_adjusted": float(np.mean(flagged)) if kind == "null" and m == "pkex" else "",
-             "planted_kept": float(np.mean(kept)) if kept and m == "pkex" else "",
-             "repetitions": repetitions} for m in METHODS]
+    rows = {m: {"statistic": statistic, "scenario": kind, "d": d, "n": n, "method": m,
+                "rejection_rate": float(np.mean(np.array(pvalues[m]) <= ALPHA)),
+                "seconds_per_test": seconds[m] / repetitions,
+                "fwer_adjusted": float(np.mean(flagged)) if kind == "null" and m == "pkex"
+                else "",
+                "planted_kept": float(np.mean(kept)) if kept and m == "pkex" else "",
+                "repetitions": repetitions} for m in methods}
+    rows = [rows.get(r["method"], r) for r in cached] if cached else list(rows.values())
     cache.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(rows))
     return rows
@@ -288,11 +302,13 @@ def main(argv=None):
                         help="repetitions run in parallel processes (default: 2)")
     parser.add_argument("--quick", action="store_true",
                         help="n = 100 and d in {5, 20} only (a smoke run)")
+    parser.add_argument("--refresh", nargs="+", choices=METHODS, default=(),
+                        help="rerun these methods in cached scenarios (after a change to them)")
     args = parser.parse_args(argv)
     rows = []
     for job in progress(scenarios(args.quick), desc="power benchmark", file=sys.stderr):
         rows += run_scenario(*job, args.repetitions, args.permutations, args.seed,
-                             args.out / "cache", args.n_jobs)
+                             args.out / "cache", args.n_jobs, args.refresh)
     write_results(
         args.out, "power", rows, "Power and size of the overall tests",
         f"`python -m benchmarks.power --repetitions {args.repetitions} --permutations "
