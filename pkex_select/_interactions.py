@@ -136,6 +136,18 @@ def block_interactions(Z, base, weights, index, tol):
     return pairwise, order_one
 
 
+def check_index(index, max_order):
+    """Raise a ValueError unless ``index`` is known and defined for ``max_order``."""
+    if index not in INDICES:
+        raise ValueError(f"index must be one of {list(INDICES)}, got {index!r}.")
+    if max_order != INDICES[index]:
+        raise ValueError(
+            f"index={index!r} is computed with max_order={INDICES[index]}, got "
+            f"max_order={max_order!r}. Order-one values: 'SV' or 'BV'; pairwise: 'SII', "
+            "'BII', 'STII', 'k-SII' or 'Moebius'."
+        )
+
+
 def interaction_values(Z, weights, *, index="SII", max_order=2, baseline=None, chunk_size=None,
                        n_jobs=None, tol=DEFAULT_TOL):
     """Exact interaction indices of the product-kernel pair game.
@@ -198,14 +210,7 @@ def interaction_values(Z, weights, *, index="SII", max_order=2, baseline=None, c
     >>> round(float(np.triu(sii).sum()), 12)  # v(all) - v(empty) = 1 - 1
     0.0
     """
-    if index not in INDICES:
-        raise ValueError(f"index must be one of {list(INDICES)}, got {index!r}.")
-    if max_order != INDICES[index]:
-        raise ValueError(
-            f"index={index!r} is computed with max_order={INDICES[index]}, got "
-            f"max_order={max_order!r}. Order-one values: 'SV' or 'BV'; pairwise: 'SII', "
-            "'BII', 'STII', 'k-SII' or 'Moebius'."
-        )
+    check_index(index, max_order)
     Z = as_factors(Z)
     check_options("auto", tol)
     weights = np.asarray(weights, dtype=np.float64)

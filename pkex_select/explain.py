@@ -7,7 +7,7 @@ from sklearn.utils.validation import check_array
 
 from . import _models
 from ._engine import DEFAULT_TOL, rows_per_task
-from ._interactions import INDICES, interaction_values
+from ._interactions import INDICES, check_index, interaction_values
 from ._models import as_dense, read_model
 from .kernels import factor_tensor
 
@@ -264,8 +264,7 @@ class ProductKernelExplainer:
             ``values`` of shape (n_samples, n_features), or (n_samples, n_features,
             n_features) for pairwise indices; a trailing outputs axis for multi-output models.
         """
-        if index not in INDICES or max_order != INDICES[index]:
-            interaction_values(np.ones((1, 1)), np.ones(1), index=index, max_order=max_order)
+        check_index(index, max_order)
         data, inputs = self._prepare(X)
         weights, empty_value = self._pair_weights()
         shape = (data.shape[0],) + (self.n_features_in_,) * max_order + (weights.shape[1],)
