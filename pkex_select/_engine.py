@@ -36,7 +36,7 @@ BLOCK_BYTES = 2**20
 _MIN_PARALLEL_WORK = 2e7
 # Pairs processed together by the compiled kernel, the vectorised axis of its buffers: at
 # most 64, and fewer for many features, so that its three (features, pairs) buffers stay
-# within _KERNEL_CACHE_BYTES (a core's L2 cache on common CPUs); at least 8, below which loop
+# within _KERNEL_CACHE_BYTES (a core's L2 cache on common CPUs); at least 16, below which loop
 # overhead costs more than the cache misses it saves. At d = 1000 this halves the time.
 _PAIR_BLOCK = 64
 _KERNEL_CACHE_BYTES = 2**19
@@ -265,6 +265,30 @@ def _make_numba_kernel():
 
 
 _loo_integrals_numba = _make_numba_kernel()
+
+
+def _make_spreads_kernel():
+    try:
+        import numba
+    except ImportError:  # pragma: no cover - numba is a core dependency
+        return None
+
+    @_cache_outside_the_package
+    @numba.njit(nogil=True, fastmath={"reassoc", "contract"})
+    def spreads(Z, base):  # pragma: no cover
+        # One pass over Z without temporaries: sum_j |z_pj - b_pj| per row.
+        result = np.zeros(Z.shape[0])
+        for p in range(Z.shape[0]):
+            total = 0.0
+            for j in range(Z.shape[1]):
+                total += abs(Z[p, j] - (1.0 if base is None else base[p, j]))
+            result[p] = total
+        return result
+
+    return spreads
+
+
+_spreads_numba = _make_spreads_kernel()
 _BACKENDS = ("auto", "numba", "numpy")
 
 
@@ -276,9 +300,9 @@ def integrals_with_rule(Z, base, rule, backend="auto"):
 
 
 def _pair_block_width(n_features):
-    """Pairs per block of the compiled kernel: a multiple of 8 from 8 to 64."""
+    """Pairs per block of the compiled kernel: a multiple of 8 from 16 to 64."""
     fitting = _KERNEL_CACHE_BYTES // (3 * 8 * max(n_features, 1))
-    return int(min(_PAIR_BLOCK, max(8, fitting // 8 * 8)))
+    return int(min(_PAIR_BLOCK, max(16, fitting // 8 * 8)))
 
 
 def adaptive_spreads(Z, base):
@@ -288,11 +312,11 @@ def adaptive_spreads(Z, base):
     ``prod_i (b_i + t (z_i - b_i))`` are at most ``S^q / q!``): kernel means and the default
     baseline 1 qualify.
     """
-    if base is None:
-        return np.abs(Z - 1.0).sum(axis=1)
-    if np.abs(base).max(initial=0.0) > 1.0:
+    if base is not None and np.abs(base).max(initial=0.0) > 1.0:
         return None
-    return np.abs(Z - base).sum(axis=1)
+    if _spreads_numba is not None:
+        return _spreads_numba(Z, base)
+    return np.abs(Z - (1.0 if base is None else base)).sum(axis=1)
 
 
 def _loo_integrals(Z, backend, tol=DEFAULT_TOL, base=None):
@@ -305,20 +329,16 @@ def _loo_integrals(Z, backend, tol=DEFAULT_TOL, base=None):
     exact = gauss_rule(cap)
     if tol <= 0 or cap <= _MIN_ADAPTIVE_NODES or n_rows * cap * n_features < _MIN_ADAPTIVE_WORK:
         return integrals_with_rule(Z, base, exact, backend)
-    if base is None:
-        # d - sum_j z_j is a lower bound of S = sum_j |1 - z_j| (equal for factors in [0, 1])
-        # and costs no temporary; its counts are lower bounds too, so when even they save
-        # too little (narrow kernels) the exact rule runs at once.
-        counts = node_counts(n_features - Z.sum(axis=1), n_features, tol)
-        if not _saves_enough(counts, cap):
-            return integrals_with_rule(Z, base, exact, backend)
-        fewer = np.flatnonzero(counts < cap)
-        counts[fewer] = node_counts(np.abs(Z[fewer] - 1.0).sum(axis=1), n_features, tol)
-    else:
-        spreads = adaptive_spreads(Z, base)
-        if spreads is None:
-            return integrals_with_rule(Z, base, exact, backend)
-        counts = node_counts(spreads, n_features, tol)
+    spreads = adaptive_spreads(Z, base)
+    if spreads is None:
+        return integrals_with_rule(Z, base, exact, backend)
+    counts = node_counts(spreads, n_features, tol)
+    if not _saves_enough(counts, cap):  # narrow kernels: the exact rule at once
+        return integrals_with_rule(Z, base, exact, backend)
+    largest = int(counts.max())
+    if largest * n_rows <= counts.sum() + _GATHER_NODES * n_rows:
+        # The counts hardly differ (wide kernels): one rule for all, no gathering.
+        return integrals_with_rule(Z, base, gauss_rule(largest), backend)
     # Pairs sorted by count, in groups of the compiled kernel's width, each group with the
     # largest count among its pairs: the kernel's lanes stay full.
     order = np.argsort(counts, kind="stable")
@@ -560,6 +580,14 @@ def shapley_values(Z, weights, *, baseline=None, chunk_size=None, n_jobs=None, b
     """
     Z = as_factors(Z)
     check_options(backend, tol)
+    weight_matrix, single_output = as_weight_matrix(weights, Z)
+    values = solve_values(Z, weight_matrix, as_baseline(baseline, Z), chunk_size=chunk_size,
+                          n_jobs=n_jobs, backend=backend, tol=tol)
+    return values[..., 0] if single_output else values
+
+
+def as_weight_matrix(weights, Z):
+    """Validated weights as a (n_rows, n_outputs) matrix, and whether there is one output."""
     weights = np.asarray(weights, dtype=np.float64)
     pair_shape = Z.shape[:-1]
     if weights.shape == pair_shape:
@@ -573,32 +601,34 @@ def shapley_values(Z, weights, *, baseline=None, chunk_size=None, n_jobs=None, b
         )
     if not np.all(np.isfinite(weight_matrix)):
         raise ValueError("weights contain NaN or infinity.")
+    return weight_matrix, weights.shape == pair_shape
 
+
+def solve_values(Z, weight_matrix, base, *, chunk_size=None, n_jobs=None, backend="auto",
+                 tol=DEFAULT_TOL):
+    """:func:`shapley_values` of validated inputs: values (Z.shape[:-2] + (d, n_outputs))."""
     n_features = Z.shape[-1]
     n_outputs = weight_matrix.shape[1]
-    n_pairs = pair_shape[-1]
+    n_pairs = Z.shape[-2]
     n_points = 1 if Z.ndim == 2 else Z.shape[0]
     factors = Z.reshape(-1, n_features)
-    base = as_baseline(baseline, Z)
     base = None if base is None else base.reshape(-1, n_features)
     slices = row_slices(factors.shape[0], _row_bytes(n_features, n_outputs), chunk_size,
                         n_jobs)
 
     def task(sl):
         contrib = _contributions(factors[sl], backend, tol, None if base is None else base[sl])
-        first = sl.start // n_pairs
-        # Rows of one task may span several points: sum each point's segment.
+        # Rows of one task may span several points: each point's segment is one product.
         point_of_row = np.arange(sl.start, sl.start + contrib.shape[0]) // n_pairs
-        bounds = np.flatnonzero(np.diff(point_of_row, prepend=-1))
-        weighted = np.einsum("rj,ro->rjo", contrib, weight_matrix[sl])
-        return first, np.add.reduceat(weighted, bounds, axis=0)
+        bounds = list(np.flatnonzero(np.diff(point_of_row, prepend=-1))) + [len(contrib)]
+        task_weights = weight_matrix[sl]
+        partial = np.stack([contrib[a:b].T @ task_weights[a:b]
+                            for a, b in zip(bounds[:-1], bounds[1:])])
+        return point_of_row[0], partial
 
     values = np.zeros((n_points, n_features, n_outputs))
     for first, partial in thread_pool(*factors.shape, n_jobs)(
         delayed(task)(sl) for sl in slices
     ):
         values[first : first + partial.shape[0]] += partial
-
-    if Z.ndim == 2:
-        values = values[0]
-    return values if weights.shape != pair_shape else values[..., 0]
+    return values[0] if Z.ndim == 2 else values

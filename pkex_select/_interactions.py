@@ -28,13 +28,14 @@ from ._engine import (
     adaptive_spreads,
     as_baseline,
     as_factors,
+    as_weight_matrix,
     check_options,
     exact_node_count,
     gauss_rule,
     integrals_with_rule,
     node_counts,
     row_slices,
-    shapley_values,
+    solve_values,
     thread_pool,
 )
 
@@ -213,25 +214,17 @@ def interaction_values(Z, weights, *, index="SII", max_order=2, baseline=None, c
     check_index(index, max_order)
     Z = as_factors(Z)
     check_options("auto", tol)
-    weights = np.asarray(weights, dtype=np.float64)
-    pair_shape = Z.shape[:-1]
-    single_output = weights.shape == pair_shape
-    if not single_output and not (weights.ndim == Z.ndim and weights.shape[:-1] == pair_shape):
-        raise ValueError(
-            f"weights must have shape {pair_shape} or {pair_shape} + (n_outputs,) to match "
-            f"Z of shape {Z.shape}; got {weights.shape}."
-        )
-    if not np.all(np.isfinite(weights)):
-        raise ValueError("weights contain NaN or infinity.")
-    if index == "SV":
-        return shapley_values(Z, weights, baseline=baseline, chunk_size=chunk_size,
-                              n_jobs=n_jobs, tol=tol)
+    weight_matrix, single_output = as_weight_matrix(weights, Z)
     base = as_baseline(baseline, Z)
+    if index == "SV":
+        values = solve_values(Z, weight_matrix, base, chunk_size=chunk_size, n_jobs=n_jobs,
+                              tol=tol)
+        return values[..., 0] if single_output else values
 
     n_features = Z.shape[-1]
     points = Z.reshape(-1, *Z.shape[-2:])
     bases = None if base is None else base.reshape(points.shape)
-    point_weights = weights.reshape(points.shape[:2] + (-1,))
+    point_weights = weight_matrix.reshape(points.shape[:2] + (-1,))
     n_outputs = point_weights.shape[-1]
     # Per pair: factors, baseline, differences, node factors, leave-one-out products and
     # the weighted left matrix (one row per output).
@@ -248,8 +241,9 @@ def interaction_values(Z, weights, *, index="SII", max_order=2, baseline=None, c
             return k, (differences * integrals).T @ point_weights[k, rows]
     else:
         def task(k, rows):
-            return k, block_interactions(points[k, rows], None if bases is None else bases[k, rows],
-                                  point_weights[k, rows], index, tol)
+            block_base = None if bases is None else bases[k, rows]
+            return k, block_interactions(points[k, rows], block_base, point_weights[k, rows],
+                                         index, tol)
 
     pool = thread_pool(points.shape[0] * points.shape[1], n_features, n_jobs)
     if index == "BV":

@@ -241,8 +241,8 @@ class ProductKernelExplainer:
             Z = [factor_tensor(block, e.points, term.kernel, term.gamma) for term in e.terms]
             if not Z:  # a model whose kernel is a constant: no pairs
                 Z = [np.ones((block.shape[0], 0, self.n_features_in_))]
-            Z = np.concatenate(Z, axis=1)
-            yield slice(start, start + block.shape[0]), Z
+            yield slice(start, start + block.shape[0]), Z[0] if len(Z) == 1 else (
+                np.concatenate(Z, axis=1))
 
     def _shape_outputs(self, array):
         return array[..., 0] if len(self.output_names_) == 1 else array
