@@ -125,3 +125,56 @@ def test_explainer_passes_its_tolerance_to_the_engine():
     exact = ProductKernelExplainer(model, tol=0).explain(X[250:])
     scale = np.abs(model.dual_coef_).sum()
     np.testing.assert_allclose(adaptive.values, exact.values, rtol=0, atol=1e-14 * scale)
+
+
+def _series_or_none(Z, tol=TOL):
+    from pkex_select import _engine
+
+    spreads, largest, above = _engine._spreads_numba(Z, None)
+    counts = node_counts(spreads, Z.shape[1], tol)
+    plan = _engine._series_plan(spreads.max(), largest, above, Z.shape[1], tol, counts.max())
+    if plan is None:
+        return None
+    (nodes, _, weights), n_terms = plan
+    return _engine._series_integrals_numba(Z, nodes, weights, n_terms)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 3000), st.floats(0.0, 0.5), st.booleans(), st.integers(0, 2**32 - 1))
+def test_series_path_is_within_its_bound(n_features, largest_u, signed, seed):
+    """The series path (wide kernels) against the exact rule, near its limit u = 1/2."""
+    rng = np.random.default_rng(seed)
+    u = rng.uniform(0, largest_u, size=(8, n_features))
+    if signed:  # factors above 1 as well (u < 0)
+        u *= rng.choice([-1.0, 1.0], size=u.shape)
+    u[0] = largest_u  # one pair at the limit in every feature
+    u[1] = 0.0  # and one with every factor 1
+    Z = 1.0 - u
+    series = _series_or_none(Z)
+    if series is None:
+        return
+    exact = _loo_integrals(Z, "numba", tol=0)
+    # Both are products of d factors: each may be off by about d ulps, plus the bound.
+    assert np.abs(series - exact).max() <= 4 * n_features * np.finfo(float).eps + TOL
+
+
+def test_series_path_needs_factors_near_one():
+    from pkex_select import _engine
+
+    assert _engine._series_plan(1.0, 0.51, False, 100, TOL, 50) is None
+    rule, n_terms = _engine._series_plan(1.0, 0.01, False, 1000, TOL, 10)
+    # Truncation: u^R / ((R + 1)(1 - u)) within tol / 2 with u = 0.01.
+    assert 0.01**n_terms / ((n_terms + 1) * 0.99) <= TOL / 2
+    assert 0.01 ** (n_terms - 1) / (n_terms * 0.99) > TOL / 2 / 100
+
+
+@pytest.mark.parametrize("n_features", [100, 1000, 5000])
+def test_wide_kernels_take_the_series_and_agree_with_the_exact_rule(n_features):
+    rng = np.random.default_rng(n_features)
+    a, b = rng.normal(size=(2, 64, n_features))
+    Z = np.exp(-((a - b) ** 2) / (2 * n_features))
+    assert _series_or_none(Z) is not None
+    weights = rng.normal(size=64)
+    fast = shapley_values(Z, weights)
+    exact = shapley_values(Z, weights, tol=0)
+    assert np.abs(fast - exact).max() <= 1e-14 * np.abs(weights).sum()
