@@ -176,6 +176,10 @@ def _row(d, method, model, t_one, t_hundred, points_timed, values, exact, nodes)
     }
 
 
+def _ratio(ratio):
+    return f"{ratio:,.0f}x" if ratio >= 10 else f"{ratio:.2g}x"
+
+
 def summary(rows):
     by = {(r["d"], r["method"]): r for r in rows}
     table = []
@@ -187,7 +191,7 @@ def summary(rows):
             f"{r['seconds_100_points']:.3f}" + ("" if r["points_timed"] == 100 else
                                                 f" (from {r['points_timed']})"),
             "1x" if r["method"] == "pkex" else
-            f"**{r['seconds_100_points'] / pkex['seconds_100_points']:.2g}x**",
+            f"**{_ratio(r['seconds_100_points'] / pkex['seconds_100_points'])}**",
             f"{r['max_abs_diff']:.1e}", f"{r['relative_error']:.1e}",
         ])
     header = ["d", "method", "SVs", "nodes", "1 point s", "100 points s", "slower than pkex",
