@@ -103,11 +103,6 @@ def exact_node_count(n_features):
     return max(1, (n_features + 1) // 2)
 
 
-def beta_quadrature(n_features):
-    """The exact rule for the pair game with ``n_features`` players (ceil(d / 2) nodes)."""
-    return gauss_rule(exact_node_count(n_features))
-
-
 def _log_error_bound(spread, first_missed):
     """log of sum_{q >= r} S^q / q! <= S^r / r! / (1 - S / (r + 1)), or inf; r = first_missed."""
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -200,9 +200,7 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         the observational value function the values add up to that minus ``v(empty)``, the
         MMD^2 of the block means, which is what ``mmd_`` then holds.
     interaction_values_ : ndarray of shape (`n_features_in_`, `n_features_in_`)
-        The index ``interactions`` (only when it is set): entry (i, j) is the pair's
-        interaction, the diagonal the index's order-one values. Features that act only
-        together (XOR) stand out here while their order-one values are small.
+        As in :class:`HSICShapleySelector` (only when ``interactions`` is set).
     scales_ : tuple of float
         The bandwidth scales used.
     ranking_ : ndarray of shape (`n_features_in_`,)
@@ -212,14 +210,9 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         Permutation p-value of the two-sample test (only with ``n_permutations > 0``): the
         widest scale's MMD^2 and the largest per-feature statistic combined by min-p, as
         in :class:`HSICShapleySelector`.
-    pvalues_ : ndarray of shape (`n_features_in_`,)
-        Permutation p-values per feature (only with ``n_permutations > 0``): of the
-        Shapley value with one scale; with several, of the larger of the feature's
-        studentised values at each scale (each scale's values centred and scaled by their
-        spread over all orders), so that a difference seen at one scale is tested there.
-    adjusted_pvalues_ : ndarray of shape (`n_features_in_`,)
-        ``pvalues_`` corrected for multiplicity by ``correction`` (only with
-        ``n_permutations > 0``). Constant features are left out of the family and get 1.
+    pvalues_, adjusted_pvalues_ : ndarray of shape (`n_features_in_`,)
+        Raw and corrected per-feature permutation p-values, as in
+        :class:`HSICShapleySelector` (only with ``n_permutations > 0``).
     statistics_ : ndarray of shape (n_permutations + 1, n_scales)
         Each scale's MMD^2 over the off-diagonal pairs (normalised as in the sum over scales),
         for the observed labels (row 0) and each permutation (only with
