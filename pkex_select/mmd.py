@@ -214,12 +214,9 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         Raw and corrected per-feature permutation p-values, as in
         :class:`HSICShapleySelector` (only with ``n_permutations > 0``).
     statistics_ : ndarray of shape (n_permutations + 1, n_scales)
-        Each scale's MMD^2 over the off-diagonal pairs (normalised as in the sum over scales),
-        for the observed labels (row 0) and each permutation (only with
-        ``n_permutations > 0``). It differs from the sum of the values by a constant that is
-        the same in every order, and it is what the overall test compares: where the joint
-        kernel is nearly the identity the sum of the values is that constant plus a signal
-        below its rounding error.
+        Each scale's MMD^2 over the off-diagonal pairs, for the observed labels (row 0) and
+        each permutation, as HSIC in :class:`HSICShapleySelector` (only with
+        ``n_permutations > 0``).
     null_distribution_ : ndarray of shape (n_permutations, `n_features_in_`)
         The Shapley values under each permutation of the sample labels (only with
         ``n_permutations > 0``); their row sums are the MMD^2 null distribution.
