@@ -21,8 +21,8 @@ from ._interactions import INDICES
 from ._pvalues import (
     CORRECTIONS,
     adjusted_pvalues,
-    aggregated_pvalue,
     feature_statistics,
+    overall_pvalue,
     permutation_pvalues,
 )
 from ._statistics import VALUE_FUNCTIONS
@@ -110,12 +110,8 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             self.pvalues_ = permutation_pvalues(tested)
             self.adjusted_pvalues_ = adjusted_pvalues(tested, self.correction,
                                                       ~self._constant_mask_)
-            # The widest scale's total is the statistic most like the standard kernel tests
-            # (it sees drift or dependence spread thin over many features); the largest
-            # feature statistic sees it concentrated in a few.
             self.statistics_ = attribution.scale_statistics
-            widest = int(np.argmax(self.scales_))
-            self.pvalue_ = aggregated_pvalue(tested, self.statistics_[:, [widest]])
+            self.pvalue_ = overall_pvalue(tested, self.statistics_, self.scales_)
         # Constant columns carry no information: they rank last and are never selected.
         order = np.lexsort((-self.shapley_values_, self._constant_mask_))
         self.ranking_ = np.empty(X.shape[1], dtype=np.intp)

@@ -10,7 +10,7 @@ from pkex_select import (
     mmd_shapley_values,
 )
 from pkex_select._plan import SampleBlocks
-from pkex_select._pvalues import aggregated_pvalue, studentise
+from pkex_select._pvalues import overall_pvalue, studentise
 from pkex_select.kernels import gram_matrices
 from tests.references import shapley_from_coalition_values
 
@@ -119,25 +119,60 @@ def test_block_mmd_is_unbiased_for_the_unbiased_statistic():
     assert np.all(standard_error < 0.15 * np.abs(exact))  # and the check has teeth
 
 
-def aggregated_by_definition(values, totals):
-    statistics = [*totals.T, studentise(values).max(1)]
+def overall_by_definition(values, statistics, scales):
+    """Reject for the smallest rank p-value divided by its share: 1/2 for the widest scale,
+    1/3 for the largest studentised feature statistic, 1/6 shared by the other scales."""
+    widest = int(np.argmax(scales))
+    columns = [statistics[:, widest], studentise(values).max(1)]
+    shares = [1 / 2, 1 / 3]
+    for k in range(len(scales)):
+        if k != widest:
+            columns.append(statistics[:, k])
+            shares.append(1 / 6 / (len(scales) - 1))
     n = len(values)
-    ranks = [np.array([np.sum(s >= s[b] - 1e-12 * abs(s[b])) / n for b in range(n)])
-             for s in statistics]
-    smallest = np.min(ranks, axis=0)
+    scores = []
+    for column, share in zip(columns, shares):
+        ranks = np.array([np.sum(column >= column[b] - 1e-12 * abs(column[b])) / n
+                          for b in range(n)])
+        scores.append(ranks / share)
+    smallest = np.min(scores, axis=0)
     return (1 + np.sum(smallest[1:] <= smallest[0])) / n
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_aggregated_pvalue_by_definition(seed):
+def test_overall_pvalue_by_definition(seed):
     data = np.random.default_rng(seed)
     values = data.normal(size=(100, 6)) + 0.3
     values[0, seed] += 2.5 * seed
-    totals = np.column_stack([values.sum(1), data.normal(size=100)])
-    assert aggregated_pvalue(values, values.sum(1, keepdims=True)) == pytest.approx(
-        aggregated_by_definition(values, values.sum(1, keepdims=True)))
-    assert aggregated_pvalue(values, totals) == pytest.approx(
-        aggregated_by_definition(values, totals))
+    statistics = np.column_stack([values.sum(1), data.normal(size=100),
+                                  data.normal(size=100)])
+    statistics[0, 1] += seed  # the narrower scale's statistic carries the signal
+    for scales in ([1.0], [1.0, 2.0], [3.0, 1.0, 2.0]):
+        columns = statistics[:, : len(scales)]
+        assert overall_pvalue(values, columns, scales) == pytest.approx(
+            overall_by_definition(values, columns, scales))
+
+
+def test_overall_pvalue_follows_the_signal_to_its_statistic():
+    # Each statistic alone, with the others pure noise, is found at its share of the level.
+    data = np.random.default_rng(0)
+    values = data.normal(size=(200, 5))
+    statistics = data.normal(size=(200, 2))
+    quiet = overall_pvalue(values, statistics, [1.0, 2.0])
+    assert quiet > 0.05
+    for boost in ("widest", "feature", "narrow"):
+        boosted_values, boosted = values.copy(), statistics.copy()
+        if boost == "widest":
+            boosted[0, 1] = 10.0
+        elif boost == "narrow":
+            boosted[0, 0] = 10.0
+        else:
+            boosted_values[0, 3] = 10.0
+        # The observed order ranks first of 200 under the boosted statistic, so its score
+        # is 1/200 / share; a permuted order scores as low only if it ranks near the top
+        # under a statistic with a larger share: at most 5 of them for the narrow scale's
+        # 1/6 (ranks 1-3 under the widest scale, 1-2 under the feature statistic).
+        assert overall_pvalue(boosted_values, boosted, [1.0, 2.0]) <= 0.03, boost
 
 
 def test_tests_compare_the_statistic_not_the_rounded_sum_of_values():
