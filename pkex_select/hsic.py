@@ -202,11 +202,15 @@ class HSICShapleySelector(ShapleySelectorBase):
         ``pvalues_`` corrected for multiplicity by ``correction`` (only with
         ``n_permutations > 0``). Constant features are left out of the family and get 1.
     pvalue_ : float
-        Permutation p-value of the independence test (only with ``n_permutations > 0``):
-        the smaller of the permutation p-values of the widest scale's HSIC and of the
-        largest per-feature statistic (see ``pvalues_``), calibrated by the same
-        permutations (min-p, as in MMDAgg), so that dependence spread over many features and
-        dependence carried by one are both seen. With ``scales=[1]`` the first is ``hsic_`` itself.
+        Permutation p-value of the independence test (only with ``n_permutations > 0``).
+        It combines, by weighted min-p on the same permutations (as in MMDAgg), the widest
+        scale's HSIC (weight 1/2: its joint kernel is about as wide as the joint median
+        heuristic, the standard test, which sees dependence spread over many features), the
+        largest per-feature statistic (1/3: see ``pvalues_``; dependence carried by one or
+        a few features) and the narrower scales' HSIC (1/6: dependence between a few
+        features, such as XOR). The combination is calibrated by the same permutations, so
+        the test is exact. With ``scales=[1]`` there is no narrower scale, and the HSIC
+        tested is ``hsic_`` itself.
     statistics_ : ndarray of shape (n_permutations + 1, n_scales)
         Each scale's HSIC over the off-diagonal pairs (normalised as in the sum over scales),
         for the observed labels (row 0) and each permutation (only with

@@ -208,8 +208,8 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         they rank last and are never selected, whatever ``threshold`` is.
     pvalue_ : float
         Permutation p-value of the two-sample test (only with ``n_permutations > 0``): the
-        widest scale's MMD^2 and the largest per-feature statistic combined by min-p, as
-        in :class:`HSICShapleySelector`.
+        MMD^2 at every scale and the largest per-feature statistic, combined by weighted
+        min-p as in :class:`HSICShapleySelector`.
     pvalues_, adjusted_pvalues_ : ndarray of shape (`n_features_in_`,)
         Raw and corrected per-feature permutation p-values, as in
         :class:`HSICShapleySelector` (only with ``n_permutations > 0``).

@@ -107,6 +107,24 @@ def test_family_wise_error_under_the_null():
     assert flagged_maxt <= 9  # 5% of 60 is 3; 9 is beyond the 99.5% binomial quantile
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_maxt_controls_the_family_wise_error_exactly(seed):
+    # Studentising is a symmetric function of the set of orders, so under the complete
+    # null every order is as likely to be the observed one. Taking each in turn, at most k
+    # of the n orders flag any feature at level k / n: the family-wise error is at most
+    # the level, exactly, whatever the dependence between features.
+    data = np.random.default_rng(seed)
+    shared = data.normal(size=(80, 1))
+    values = data.normal(size=(80, 6)) + shared  # correlated features
+    smallest = []
+    for k in range(80):
+        order = np.r_[k, np.delete(np.arange(80), k)]
+        smallest.append(maxt_pvalues(values[order]).min())
+    smallest = np.sort(smallest)
+    assert np.all(smallest >= np.arange(1, 81) / 80 - 1e-12)
+    assert smallest[0] == 1 / 80
+
+
 def test_feature_statistics_take_the_larger_studentised_value_over_scales():
     from pkex_select._pvalues import feature_statistics, studentise
 
