@@ -146,7 +146,7 @@ def test_overall_pvalue_by_definition(seed):
     values[0, seed] += 2.5 * seed
     statistics = np.column_stack([values.sum(1), data.normal(size=100),
                                   data.normal(size=100)])
-    statistics[0, 1] += seed  # the narrower scale's statistic carries the signal
+    statistics[0, 1] += seed  # a second statistic with a signal of its own
     for scales in ([1.0], [1.0, 2.0], [3.0, 1.0, 2.0]):
         columns = statistics[:, : len(scales)]
         assert overall_pvalue(values, columns, scales) == pytest.approx(
