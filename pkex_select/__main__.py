@@ -214,6 +214,10 @@ def _print_table(rows, selector, title, out):
     print("A negative value means that adding the feature to others lowers HSIC on average: it "
           "adds no dependence\nbeyond theirs (noise features get small negative values too). It "
           "does not mean an inverse relation.", file=out)
+    if len(selector.scales_) > 1 and "pvalues_" in vars(selector):
+        print("A p-value tests each bandwidth scale separately, so a feature y depends on may "
+              "have a small p-value\nand a negative value: it adds nothing beyond the others "
+              "at some scale.", file=out)
     print(f"* = selected ({sum(r['selected'] for r in rows)} of {len(rows)})\n", file=out)
     pcol = "pvalues_" in vars(selector)
     header = f"{'rank':>4}  {'feature'}{' ' * (width - 7)}  {'shapley':>11}"

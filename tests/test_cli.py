@@ -237,6 +237,7 @@ def test_table_reads_right(awkward_csv):
     assert result.returncode == 0, result.stderr
     assert "Independence test of X and y: p = 0.05 (19 permutations)" in result.stdout
     assert "does not mean an inverse relation" in result.stdout
+    assert "tests each bandwidth scale separately" in result.stdout  # two scales, p-values
     assert "redundant given the others" not in result.stdout
     from pkex_select.__main__ import _width
 
