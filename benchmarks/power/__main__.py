@@ -319,7 +319,9 @@ def draw_figure(rows, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    mmd = [r for r in rows if r["statistic"] == "mmd"]
+    # The planted-selection scenario is one point at its own n, not a curve.
+    mmd = [r for r in rows if r["statistic"] == "mmd"
+           and (r["scenario"], r["d"], r["n"]) != PLANTED_SCENARIO]
     kinds = [k for k in MMD_KINDS]
     sizes = sorted({r["n"] for r in mmd})
     fig, axes = plt.subplots(len(sizes), len(kinds), figsize=(3 * len(kinds), 2.6 * len(sizes)),
