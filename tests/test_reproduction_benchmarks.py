@@ -53,6 +53,18 @@ def test_power_benchmark_refreshes_one_method_of_cached_scenarios(tmp_path):
         assert before["rejection_rate"] == after["rejection_rate"]  # seeded: same outcome
 
 
+def test_power_benchmark_planted_selection_table(tmp_path):
+    from benchmarks.power.__main__ import planted_selection, planted_table
+
+    rows = planted_selection(2, 0, tmp_path, 1)
+    assert [r["method"] for r in rows] == [
+        "pkex, 199 permutations (maxT)", "pkex, 999 permutations (maxT)",
+        "t-test, Bonferroni", "Kolmogorov-Smirnov, Bonferroni"]
+    assert all(r["kept"] in (0.0, 0.5, 1.0) and r["repetitions"] == 2 for r in rows)
+    assert planted_selection(2, 0, tmp_path, 1) == rows  # read back from the cache
+    assert "| t-test, Bonferroni |" in planted_table(rows)
+
+
 def test_interactions_benchmark_agrees_with_shapiq(tmp_path):
     pytest.importorskip("shapiq")
     from benchmarks.interactions.__main__ import main
