@@ -166,7 +166,8 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         When given (``n_permutations`` must be positive), keep exactly the features whose
         adjusted p-value is at most ``alpha``; ``n_features_to_select`` is then ignored.
         With the default maxT correction, the chance of flagging any feature when nothing
-        drifted is at most ``alpha``.
+        drifted is at most ``alpha``; use 999 permutations or more (see
+        :class:`HSICShapleySelector`).
     value_function : {"baseline", "observational"}, default="baseline"
         How a removed feature's Gram matrix is replaced: by ones (an infinite bandwidth;
         the values add up to the statistic), or by its mean over the entries the estimator
