@@ -158,8 +158,9 @@ class HSICShapleySelector(ShapleySelectorBase):
         and :class:`~sklearn.feature_selection.SelectFdr` do; ``n_features_to_select`` is
         then ignored. Possibly no feature is kept. The maxT correction compares each
         feature with the far tail of the permuted maxima, so more permutations keep more:
-        a drifted feature among 20 was kept in 0.887 of 400 runs with 999 permutations and
-        0.863 with 199 (``python -m benchmarks.power``); use 999 or more for selection.
+        a feature shifted by 0.5 sd among 20 (MMD) was kept in 0.887 of 400 runs with 999
+        permutations and 0.863 with 199 (``python -m benchmarks.power``); use 999 or more
+        for selection.
     value_function : {"baseline", "observational"}, default="baseline"
         How a removed feature's Gram matrix is replaced: by ones (an infinite bandwidth;
         the values add up to the statistic), or by its mean over the entries the estimator
