@@ -371,10 +371,10 @@ def _loo_integrals(Z, backend, tol=DEFAULT_TOL, base=None):
         series) else None
     if plan is not None:
         return _series_integrals_numba(Z, plan[0][0], plan[0][2], plan[1])
-    largest = int(counts.max())
-    if largest * n_rows <= counts.sum() + _GATHER_NODES * n_rows:
+    most_nodes = int(counts.max())
+    if most_nodes * n_rows <= counts.sum() + _GATHER_NODES * n_rows:
         # The counts hardly differ (wide kernels): one rule for all, no gathering.
-        return integrals_with_rule(Z, base, gauss_rule(largest), backend)
+        return integrals_with_rule(Z, base, gauss_rule(most_nodes), backend)
     # Pairs sorted by count, in groups of the compiled kernel's width, each group with the
     # largest count among its pairs: the kernel's lanes stay full.
     order = np.argsort(counts, kind="stable")

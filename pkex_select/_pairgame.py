@@ -187,6 +187,7 @@ def solve(plan, factors, weights, *, removed=None, interaction_index=None, n_job
             joint = np.prod(Z, axis=1)
             moments[s] = joint.size, joint.sum(), joint @ joint
             statistics.append(block_weights @ joint)
+            base = None if removed is None else removed.baseline(s, 0, pair_cells)
             if removed is not None and removed.by_order:
                 # The removed factors change with the labels: one game per order.
                 values.append(np.concatenate([
@@ -195,8 +196,7 @@ def solve(plan, factors, weights, *, removed=None, interaction_index=None, n_job
                                            backend=backend)
                     for k in range(len(block_weights))
                 ]))
-            base = None if removed is None else removed.baseline(s, 0, pair_cells)
-            if removed is None or not removed.by_order:
+            else:
                 values.append(weighted_contributions(Z, block_weights, baseline=base,
                                                      backend=backend))
             if interaction_index is not None:
