@@ -147,8 +147,14 @@ def hyppo_pvalue(X, target, statistic, n_permutations, seed):
                            random_state=seed)[1]
 
 
+def data_rng(kind, d, n, seed):
+    """The generator of one data set: the same for a scenario's table row and the planted
+    table, so their first data sets coincide."""
+    return np.random.default_rng([seed, d, n, zlib.crc32(kind.encode())])
+
+
 def one_repetition(statistic, kind, d, n, seed, n_permutations, methods=METHODS):
-    rng = np.random.default_rng([seed, d, n, zlib.crc32(kind.encode())])
+    rng = data_rng(kind, d, n, seed)
     if statistic == "mmd":
         X, target = two_samples(kind, d, n, rng)
         estimator = MMDShapleyAttributor
@@ -238,8 +244,7 @@ def planted_repetition(seed, n_permutations):
     """Whether ``alpha=0.05`` keeps the shifted feature of one data set: with pkex's
     adjusted p-values (``n_permutations``), or with the reference tests when it is 0."""
     kind, d, n = PLANTED_SCENARIO
-    X, groups = two_samples(kind, d, n, np.random.default_rng([seed, d, n,
-                                                                zlib.crc32(kind.encode())]))
+    X, groups = two_samples(kind, d, n, data_rng(kind, d, n, seed))
     if n_permutations:
         fitted = MMDShapleyAttributor(n_permutations=n_permutations, alpha=ALPHA,
                                       random_state=seed).fit(X, groups)
