@@ -2,14 +2,18 @@
 
 from ._engine import pair_contributions, shapley_values
 from ._interactions import interaction_values
+from ._pairgame import Attribution
+from ._pvalues import PermutationTests
 from .explain import Explanation, ProductKernelExplainer
 from .hsic import HSICShapleySelector, hsic_shapley_values
 from .mmd import MMDShapleyAttributor, attribute_shift, mmd_shapley_values
 
 __all__ = [
+    "Attribution",
     "Explanation",
     "HSICShapleySelector",
     "MMDShapleyAttributor",
+    "PermutationTests",
     "ProductKernelExplainer",
     "attribute_shift",
     "hsic_shapley_values",

@@ -4,22 +4,32 @@ from functools import cached_property
 
 import numpy as np
 
-from ._engine import rows_per_task
+from ._scheduling import rows_per_task
 from .kernels import kernel_factor
 
 
 def check_feature_grams(K, statistic):
-    """Validate per-feature Gram matrices K (d, n, n): symmetric, finite, unit diagonal."""
+    """Validate per-feature Gram matrices: symmetric, finite, unit diagonal.
+
+    ``K`` has shape (n_features, n, n), or (n_scales, n_features, n, n) for one stack per
+    bandwidth scale; the result always has the second shape.
+    """
     K = np.asarray(K, dtype=np.float64)
-    if K.ndim != 3 or K.shape[1] != K.shape[2]:
-        raise ValueError(f"K must have shape (n_features, n, n); got {K.shape}.")
-    if K.shape[1] < 2:
-        raise ValueError(f"{statistic} needs at least 2 samples, got {K.shape[1]}.")
+    if K.ndim not in (3, 4) or K.shape[-1] != K.shape[-2]:
+        raise ValueError(
+            "K must have shape (n_features, n, n), or (n_scales, n_features, n, n) for one "
+            f"stack per bandwidth scale; got {K.shape}."
+        )
+    K = K if K.ndim == 4 else K[None]
+    if K.shape[1] == 0:
+        raise ValueError("K holds no features.")
+    if K.shape[-1] < 2:
+        raise ValueError(f"{statistic} needs at least 2 samples, got {K.shape[-1]}.")
     if not np.all(np.isfinite(K)):
         raise ValueError("K must be finite (no NaN or infinity).")
-    if not np.allclose(K, np.swapaxes(K, 1, 2)):
+    if not np.allclose(K, np.swapaxes(K, -1, -2)):
         raise ValueError("The Gram matrices K[j] must be symmetric.")
-    if not np.allclose(np.diagonal(K, axis1=1, axis2=2), 1.0):
+    if not np.allclose(np.diagonal(K, axis1=-2, axis2=-1), 1.0):
         raise ValueError(
             "Each per-feature Gram matrix K[j] must have a unit diagonal (k_j(x, x) = 1), as "
             "the kernel factors of pkex_select.kernels do; normalise K[j] by "
@@ -29,10 +39,10 @@ def check_feature_grams(K, statistic):
 
 
 def check_gram_matrices(K, L):
-    """Validate per-feature Gram matrices K (d, n, n) and a target Gram matrix L (n, n)."""
+    """Validate per-feature Gram matrices K (see check_feature_grams) and a target Gram matrix L."""
     K = check_feature_grams(K, "HSIC")
     L = np.asarray(L, dtype=np.float64)
-    n = K.shape[1]
+    n = K.shape[-1]
     if L.shape != (n, n):
         raise ValueError(f"L must have shape ({n}, {n}) to match K; got {L.shape}.")
     if not np.all(np.isfinite(L)):
@@ -49,14 +59,14 @@ class TargetGram:
     target values for a kernel, so that permuting the samples permutes the arguments.
     """
 
-    def __init__(self, matrix=None, *, Y=None, kernels=None, gamma=None):
+    def __init__(self, matrix=None, *, Y=None, kernels=None, gamma=None, bandwidths=None):
         self.matrix = matrix
-        self.Y, self.kernels, self.gamma = Y, kernels, gamma
+        self.Y, self.kernels, self.gamma, self.bandwidths = Y, kernels, gamma, bandwidths
         self.n_samples = matrix.shape[0] if matrix is not None else Y.shape[0]
 
-    def arguments(self, orders):
-        """Per-sample arguments in each order: (n_orders, n_samples[, n_outputs])."""
-        return orders if self.matrix is not None else self.Y[orders]
+    def arguments(self, permutations):
+        """Per-sample arguments in each permutation: (n_permutations, n_samples[, n_outputs])."""
+        return permutations if self.matrix is not None else self.Y[permutations]
 
     def entries(self, first, second):
         """L between samples given by their arguments (broadcast against each other)."""

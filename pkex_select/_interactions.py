@@ -12,7 +12,7 @@ Banzhaf (BII): a point mass at 1/2; Moebius: a point mass at 0. Gauss-Legendre w
 nodes is exact for the first two, and the bound of :func:`pkex_select._engine.node_counts`
 gives fewer nodes where the factors allow.
 
-Pairwise values of a block of pairs are one matrix product per node: with ``f = (1 - t) b + t z``
+Pairwise values of a chunk of pairs are one matrix product per node: with ``f = (1 - t) b + t z``
 and the leave-one-out products ``L_i = prod_{l != i} f_l``, the leave-two-out product is
 ``L_i / f_j``, so ``sum_p w_p c_pi c_pj prod_{l != i, j} f_pl = (c L)^T diag(w) (c / f)``. The
 division is exact to rounding unless some ``f`` is (nearly) zero; those pairs take the
@@ -20,24 +20,20 @@ division-free route, leave-two-out products from prefix and suffix products, O(d
 """
 
 import numpy as np
-from joblib import delayed
 
 from ._engine import (
-    BLOCK_BYTES,
-    DEFAULT_TOL,
-    adaptive_spreads,
-    as_baseline,
+    UNSET,
+    adaptive_deviations,
     as_factors,
+    as_removed_factors,
     as_weight_matrix,
     check_options,
-    exact_node_count,
-    gauss_rule,
     integrals_with_rule,
-    node_counts,
-    row_slices,
+    renamed_baseline,
     solve_values,
-    thread_pool,
 )
+from ._quadrature import DEFAULT_TOL, exact_node_count, gauss_rule, node_counts
+from ._scheduling import TASK_BYTES, row_slices, run_tasks
 
 __all__ = ["INDICES", "interaction_values"]
 
@@ -69,35 +65,35 @@ def _leave_two_out(f):
     return _leave_one_out(without_i.reshape(-1, n_features)).reshape(n_rows, n_features, -1)
 
 
-def _rule(index, n_features, spreads, tol):
+def _rule(index, n_features, deviations, tol):
     """(t, 1 - t, weights) of the index's integral, with the nodes its bound needs."""
     if index in _POINT_MASS:
         return _point_rule(_POINT_MASS[index])
-    if spreads is None:
+    if deviations is None:
         n_nodes = exact_node_count(n_features)
     else:
         weight_degree = 1 if index == "STII" else 0
-        n_nodes = node_counts(spreads.max(keepdims=True), n_features, tol, weight_degree)[0]
+        n_nodes = node_counts(deviations.max(keepdims=True), n_features, tol, weight_degree)[0]
     nodes, complements, weights = gauss_rule(int(n_nodes))
     if index == "STII":  # the Beta(1, 2) density 2 (1 - t)
         weights = 2.0 * complements * weights
     return nodes, complements, weights
 
 
-def _pair_block(Z, base, weights, index, tol):
-    """Pairwise values (d, d, outputs) and order-one values (d, outputs) of a block of pairs.
+def _chunk_pairwise(Z, removed, weights, index, tol):
+    """Pairwise values (d, d, outputs) and order-one values (d, outputs) of a chunk of pairs.
 
     The order-one values are those the same nodes give (Shapley, Banzhaf or Moebius values);
     the pairwise matrix is not symmetrised and its diagonal is meaningless.
     """
     n_rows, n_features = Z.shape
     n_outputs = weights.shape[1]
-    ones = 1.0 if base is None else base
+    ones = 1.0 if removed is None else removed
     differences = Z - ones
-    spreads = adaptive_spreads(Z, base) if tol > 0 else None
+    deviations = adaptive_deviations(Z, removed) if tol > 0 else None
     pairwise = np.zeros((n_features, n_features * n_outputs))
     order_one = np.zeros((n_outputs, n_features))
-    for t, one_minus_t, node_weight in zip(*_rule(index, n_features, spreads, tol)):
+    for t, one_minus_t, node_weight in zip(*_rule(index, n_features, deviations, tol)):
         f = one_minus_t * ones + t * Z
         scaled = differences * _leave_one_out(f)
         node_weights = node_weight * weights
@@ -110,9 +106,9 @@ def _pair_block(Z, base, weights, index, tol):
         with np.errstate(divide="ignore", invalid="ignore"):
             right = differences[regular] / f[regular]
         pairwise += right.T @ left
-        # The few pairs with a (nearly) zero factor, division-free, in BLOCK_BYTES chunks.
+        # The few pairs with a (nearly) zero factor, division-free, in TASK_BYTES pieces.
         small_rows = np.flatnonzero(small)
-        step = max(1, BLOCK_BYTES // (8 * n_features**2))
+        step = max(1, TASK_BYTES // (8 * n_features**2))
         for start in range(0, small_rows.size, step):
             rows = small_rows[start : start + step]
             lto = _leave_two_out(f[rows]) * differences[rows, :, None] * differences[rows, None]
@@ -122,18 +118,18 @@ def _pair_block(Z, base, weights, index, tol):
     return pairwise.reshape(n_features, n_features, n_outputs), order_one.T
 
 
-def _moebius_singletons(Z, base, weights):
+def _moebius_singletons(Z, removed, weights):
     """m({i}) = v({i}) - v(empty) = sum_p w_p c_pi prod_{l != i} b_pl, as (d, outputs)."""
-    if base is None:
+    if removed is None:
         return ((Z - 1.0).T @ weights)
-    return (((Z - base) * _leave_one_out(base)).T @ weights)
+    return (((Z - removed) * _leave_one_out(removed)).T @ weights)
 
 
-def block_interactions(Z, base, weights, index, tol):
-    """Pairwise sums (d, d, outputs) and order-one values (d, outputs) of a block of pairs."""
-    pairwise, order_one = _pair_block(Z, base, weights, index, tol)
+def chunk_interactions(Z, removed, weights, index, tol):
+    """Pairwise sums (d, d, outputs) and order-one values (d, outputs) of a chunk of pairs."""
+    pairwise, order_one = _chunk_pairwise(Z, removed, weights, index, tol)
     if index == "STII":
-        order_one = _moebius_singletons(Z, base, weights)
+        order_one = _moebius_singletons(Z, removed, weights)
     return pairwise, order_one
 
 
@@ -149,12 +145,12 @@ def check_index(index, max_order):
         )
 
 
-def interaction_values(Z, weights, *, index="SII", max_order=2, baseline=None, chunk_size=None,
-                       n_jobs=None, tol=DEFAULT_TOL):
+def interaction_values(Z, weights, *, index="SII", max_order=2, removed_factors=None,
+                       chunk_size=None, n_jobs=None, tol=DEFAULT_TOL, baseline=UNSET):
     """Exact interaction indices of the product-kernel pair game.
 
     The game is ``v(S) = sum_p w_p prod_{j in S} Z[p, j] prod_{j not in S} B[p, j]`` as in
-    :func:`shapley_values` (``B`` is ``baseline``, 1 by default). Each index is one integral
+    :func:`shapley_values` (``B`` is ``removed_factors``, 1 by default). Each index is one integral
     per pair of the leave-two-out products of the factors (see the module notes), computed
     exactly: the values agree with enumeration of all 2^d coalitions to rounding.
 
@@ -172,10 +168,10 @@ def interaction_values(Z, weights, *, index="SII", max_order=2, baseline=None, c
         Moebius coefficients ``"Moebius"``.
     max_order : {1, 2}, default=2
         1 for "SV" and "BV", 2 for the others.
-    baseline : array-like broadcastable to Z's shape, default=None
-        Factors of removed features; 1 when None.
+    removed_factors : array-like broadcastable to Z's shape, default=None
+        The factor a removed feature takes; 1 when None.
     chunk_size : int, default=None
-        Pairs per task; by default one task holds about ``BLOCK_BYTES`` of temporaries.
+        Pairs per task; by default one task holds about 1 MiB of temporaries.
     n_jobs : int, default=None
         Parallel tasks through :mod:`joblib` (threads).
     tol : float, default=2**-53
@@ -211,54 +207,47 @@ def interaction_values(Z, weights, *, index="SII", max_order=2, baseline=None, c
     >>> round(float(np.triu(sii).sum()), 12)  # v(all) - v(empty) = 1 - 1
     0.0
     """
+    removed_factors = renamed_baseline(removed_factors, baseline, "interaction_values")
     check_index(index, max_order)
     Z = as_factors(Z)
     check_options("auto", tol)
     weight_matrix, single_output = as_weight_matrix(weights, Z)
-    base = as_baseline(baseline, Z)
+    removed = as_removed_factors(removed_factors, Z)
     if index == "SV":
-        values = solve_values(Z, weight_matrix, base, chunk_size=chunk_size, n_jobs=n_jobs,
+        values = solve_values(Z, weight_matrix, removed, chunk_size=chunk_size, n_jobs=n_jobs,
                               tol=tol)
         return values[..., 0] if single_output else values
 
     n_features = Z.shape[-1]
     points = Z.reshape(-1, *Z.shape[-2:])
-    bases = None if base is None else base.reshape(points.shape)
+    point_removed = None if removed is None else removed.reshape(points.shape)
     point_weights = weight_matrix.reshape(points.shape[:2] + (-1,))
     n_outputs = point_weights.shape[-1]
-    # Per pair: factors, baseline, differences, node factors, leave-one-out products and
-    # the weighted left matrix (one row per output).
-    blocks = row_slices(points.shape[1], 8 * n_features * (5 + n_outputs), chunk_size, n_jobs)
-    tasks = [(k, rows) for k in range(len(points)) for rows in blocks]
+    # Per pair: factors, removed factors, differences, node factors, leave-one-out products
+    # and the weighted left matrix (one row per output).
+    chunks = row_slices(points.shape[1], 8 * n_features * (5 + n_outputs), chunk_size, n_jobs)
 
-    if index == "BV":
-        rule = _point_rule(0.5)
+    def task(point_and_rows):
+        k, rows = point_and_rows
+        Z_chunk = points[k, rows]
+        removed_chunk = None if point_removed is None else point_removed[k, rows]
+        if index == "BV":  # order one: the integrand at t = 1/2
+            differences = Z_chunk - (1.0 if removed_chunk is None else removed_chunk)
+            integrals = integrals_with_rule(Z_chunk, removed_chunk, _point_rule(0.5))
+            return k, None, (differences * integrals).T @ point_weights[k, rows]
+        return k, *chunk_interactions(Z_chunk, removed_chunk, point_weights[k, rows], index, tol)
 
-        def task(k, rows):
-            block_base = None if bases is None else bases[k, rows]
-            integrals = integrals_with_rule(points[k, rows], block_base, rule)
-            differences = points[k, rows] - (1.0 if block_base is None else block_base)
-            return k, (differences * integrals).T @ point_weights[k, rows]
-    else:
-        def task(k, rows):
-            block_base = None if bases is None else bases[k, rows]
-            return k, block_interactions(points[k, rows], block_base, point_weights[k, rows],
-                                         index, tol)
-
-    pool = thread_pool(points.shape[0] * points.shape[1], n_features, n_jobs)
-    if index == "BV":
-        values = np.zeros((len(points), n_features, n_outputs))
-        for k, part in pool(delayed(task)(k, rows) for k, rows in tasks):
-            values[k] += part
-    else:
-        pairwise = np.zeros((len(points), n_features, n_features, n_outputs))
-        order_one = np.zeros((len(points), n_features, n_outputs))
-        for k, (part_pairwise, part_order_one) in pool(
-            delayed(task)(k, rows) for k, rows in tasks
-        ):
+    tasks = [(k, rows) for k in range(len(points)) for rows in chunks]
+    pairwise = None if index == "BV" else np.zeros(
+        (len(points), n_features, n_features, n_outputs))
+    order_one = np.zeros((len(points), n_features, n_outputs))
+    for k, part_pairwise, part_order_one in run_tasks(
+        task, tasks, n_jobs, work=points.shape[0] * points.shape[1] * n_features**2 / 2
+    ):
+        if pairwise is not None:
             pairwise[k] += part_pairwise
-            order_one[k] += part_order_one
-        values = assemble(pairwise, order_one, index)
+        order_one[k] += part_order_one
+    values = order_one if index == "BV" else assemble(pairwise, order_one, index)
     values = values.reshape(Z.shape[:-2] + values.shape[1:])
     return values[..., 0] if single_output else values
 

@@ -5,6 +5,8 @@ distribution of all features is at hand: the Westfall-Young maxT step-down proce
 to control the family-wise error without assuming independence between features.
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 from scipy.stats import false_discovery_control
 
@@ -20,6 +22,61 @@ def _at_least(permuted, observed):
     return permuted >= observed - tolerance
 
 
+@dataclass(frozen=True)
+class PermutationTests:
+    """Permutation tests of an attribution, all from one set of permutations of the labels.
+
+    Attributes
+    ----------
+    pvalue : float
+        The overall test (independence for HSIC, equal distributions for MMD): the
+        statistic at every scale and the largest per-feature statistic, combined by weighted
+        min-p (:func:`overall_pvalue`).
+    pvalues : ndarray of shape (n_features,)
+        Raw per-feature p-values (:func:`feature_statistics`, :func:`permutation_pvalues`).
+    adjusted_pvalues : ndarray of shape (n_features,)
+        ``pvalues`` corrected for multiplicity by ``correction``; constant features are
+        left out of the family and get 1.
+    correction : str
+    statistics : ndarray of shape (n_permutations + 1, n_scales)
+        Each scale's statistic over the off-diagonal pairs, normalised as in the sum over
+        scales: observed labels first, then each permutation.
+    null_distribution : ndarray of shape (n_permutations, n_features)
+        The Shapley values under each permutation.
+    """
+
+    pvalue: float
+    pvalues: np.ndarray
+    adjusted_pvalues: np.ndarray
+    correction: str
+    statistics: np.ndarray
+    null_distribution: np.ndarray
+
+
+def permutation_tests(scale_values, scale_statistics, scales, correction, family):
+    """Every test of an attribution (:class:`PermutationTests`).
+
+    Parameters
+    ----------
+    scale_values : ndarray of shape (n_scales, 1 + n_permutations, n_features)
+        Each scale's Shapley values, normalised as in the sum; observed labels first.
+    scale_statistics : ndarray of shape (1 + n_permutations, n_scales)
+    scales : sequence of float
+    correction : {"maxT", "holm", "fdr_bh"}
+    family : ndarray of bool of shape (n_features,)
+        The features tested together.
+    """
+    tested = feature_statistics(scale_values)
+    return PermutationTests(
+        pvalue=overall_pvalue(tested, scale_statistics, scales),
+        pvalues=permutation_pvalues(tested),
+        adjusted_pvalues=adjusted_pvalues(tested, correction, family),
+        correction=correction,
+        statistics=scale_statistics,
+        null_distribution=scale_values.sum(axis=0)[1:],
+    )
+
+
 def permutation_pvalues(values):
     """One-sided p-values ``(1 + #{perm >= observed}) / (1 + n_perm)`` per column.
 
@@ -30,10 +87,10 @@ def permutation_pvalues(values):
 
 
 def studentise(values):
-    """Centre and scale each column by its mean and spread over all orders.
+    """Centre and scale each column by its mean and spread over all permutations.
 
-    The observed order is included, so that the centring and scaling are the same function
-    of the set of orders whichever of them is the observed one: permutation tests on the
+    The observed labels (the identity permutation) are included, so that the centring and scaling are the same function
+    of the set of permutations whichever of them is the observed one: permutation tests on the
     studentised values stay exact. A column without spread (a constant feature) becomes
     -inf: it can never be significant.
     """
@@ -70,7 +127,7 @@ def maxt_pvalues(values):
     """Westfall-Young maxT step-down adjusted p-values, one-sided (large values significant).
 
     The statistics are the studentised values (:func:`studentise`), so that features with a
-    wider null spread do not dominate the maximum. With the features ordered by their
+    wider null spread do not dominate the maximum. With the features permuted by their
     observed statistic, the adjusted p-value of the k-th is the share of permutations whose
     largest statistic over the k-th and all less significant features reaches it, made
     monotone (Westfall and Young, 1993, Algorithm 2.8).
@@ -148,7 +205,7 @@ def overall_pvalue(values, scale_statistics, scales):
     - the other scales' statistics (1/6 between them): narrower joint kernels, which see
       changes in the dependence between a few features (a correlation at small d, XOR).
 
-    Each order's p-value under each statistic is its rank among all orders; the test
+    Each permutation's p-value under each statistic is its rank among all permutations; the test
     statistic is the smallest p-value divided by its share, calibrated by the same
     permutations (weighted min-p aggregation, as in MMDAgg, Schrab et al., 2023), so the
     test is exact at any level whatever the dependence between the statistics. The shares
@@ -182,7 +239,7 @@ def weighted_min_pvalue(statistics, shares):
     Parameters
     ----------
     statistics : ndarray of shape (1 + n_permutations, n_statistics)
-        The observed order first.
+        The observed labels first.
     shares : ndarray of shape (n_statistics,)
         Positive; only their ratios matter.
 
@@ -190,13 +247,13 @@ def weighted_min_pvalue(statistics, shares):
     -------
     float
     """
-    n_orders = statistics.shape[0]
-    # The p-value of every order under each statistic: its rank among all orders.
-    order_pvalues = np.empty_like(statistics)
+    n_perm = statistics.shape[0]
+    # The p-value of every permutation under each statistic: its rank among them all.
+    rank_pvalues = np.empty_like(statistics)
     for k, column in enumerate(statistics.T):
         sorted_column = np.sort(column)
         tolerance = _TIE_ULPS * np.finfo(np.float64).eps * np.abs(column)
-        at_least = n_orders - np.searchsorted(sorted_column, column - tolerance, side="left")
-        order_pvalues[:, k] = at_least / n_orders
-    smallest = (order_pvalues / shares).min(axis=1)
-    return float((1.0 + np.sum(smallest[1:] <= smallest[0])) / n_orders)
+        at_least = n_perm - np.searchsorted(sorted_column, column - tolerance, side="left")
+        rank_pvalues[:, k] = at_least / n_perm
+    smallest = (rank_pvalues / shares).min(axis=1)
+    return float((1.0 + np.sum(smallest[1:] <= smallest[0])) / n_perm)

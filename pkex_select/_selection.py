@@ -6,7 +6,6 @@ selection by count, fraction or threshold, tags) lives here once.
 """
 
 import math
-import sys
 from numbers import Integral, Real
 
 import numpy as np
@@ -17,17 +16,21 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _pairgame
+from ._features import non_numeric_message, prepare_features
 from ._interactions import INDICES
-from ._pvalues import (
-    CORRECTIONS,
-    adjusted_pvalues,
-    feature_statistics,
-    overall_pvalue,
-    permutation_pvalues,
-)
+from ._pvalues import CORRECTIONS
+from ._scheduling import progress_printer
 from ._statistics import VALUE_FUNCTIONS
-from ._validation import check_no_missing, encode_labels, standardise
-from .kernels import BANDWIDTH_RULES, bandwidths, gamma_from_bandwidth
+from ._validation import check_no_missing
+from .kernels import BANDWIDTH_RULES
+
+
+def _ranking(values, constant):
+    """1 for the largest value, 2 for the next, ...; constant features last."""
+    order = np.lexsort((-values, constant))
+    ranking = np.empty(values.size, dtype=np.intp)
+    ranking[order] = np.arange(1, values.size + 1)
+    return ranking
 
 
 class ShapleySelectorBase(SelectorMixin, BaseEstimator):
@@ -52,18 +55,18 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         "n_jobs": [Integral, None],
         "verbose": ["verbose"],
     }
-    # Set by subclasses: the name of the fitted statistic ("hsic_", "mmd_").
-    _statistic_name = ""
 
     def _statistic(self):
         """The statistic (see _statistics.py) with this estimator's settings."""
         raise NotImplementedError
 
-    def _validate_target(self, y, target):
-        """Check y (validated by scikit-learn) and return the statistic's target.
+    def _target(self, y, y_given):
+        """The statistic's target from y validated by scikit-learn (``y_given``: as passed,
+        where a pandas dtype may tell labels apart)."""
+        raise NotImplementedError
 
-        ``target`` is y as the user passed it (a pandas dtype may tell labels apart).
-        """
+    def _store_statistic(self, attribution, target):
+        """Store the statistic (``hsic_``, ``mmd_``) and what the target's preparation chose."""
         raise NotImplementedError
 
     def fit(self, X, y):
@@ -80,6 +83,38 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         self : object
         """
         self._validate_params()
+        self._check_selection_parameters()
+        X, y_validated = self._validate_features(X, y)
+        target = self._target(y_validated, y)
+        features = prepare_features(
+            X, self._categorical_mask_, kernel=self.kernel, bandwidth=self.bandwidth,
+            scales=self.scales, column_names=getattr(self, "feature_names_in_", None))
+        attribution = _pairgame.attribute(
+            self._statistic(), features.factors(), target, scales=features.scales,
+            n_permutations=self.n_permutations, correction=self.correction,
+            random_state=self.random_state, n_jobs=self.n_jobs,
+            progress=progress_printer(type(self).__name__, self.verbose),
+            value_function=self.value_function, interactions=self.interactions)
+        # Every fitted attribute, in the order the docstrings list them.
+        self.shapley_values_ = self.scores_ = attribution.values
+        self._store_statistic(attribution, target)
+        if attribution.interaction_values is not None:
+            self.interaction_values_ = attribution.interaction_values
+        self.scales_ = features.scales
+        self.ranking_ = _ranking(attribution.values, features.constant)
+        if attribution.tests is not None:
+            self.pvalues_ = attribution.tests.pvalues
+            self.adjusted_pvalues_ = attribution.tests.adjusted_pvalues
+            self.pvalue_ = attribution.tests.pvalue
+            self.statistics_ = attribution.tests.statistics
+            self.null_distribution_ = attribution.tests.null_distribution
+        self.bandwidths_ = features.bandwidths
+        self.gammas_ = features.gammas[0]
+        self.kernels_ = list(features.kernels)
+        self._constant_mask_ = features.constant
+        return self
+
+    def _check_selection_parameters(self):
         if self.alpha is not None and self.n_permutations == 0:
             raise ValueError(
                 "alpha selects the features whose adjusted permutation p-value is at most "
@@ -87,43 +122,11 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             )
         if self.alpha is not None and self.threshold is not None:
             raise ValueError("Set either threshold or alpha, not both.")
-        if y is not None:
-            check_no_missing(y)
-        X, validated = self._validate_features(X, y)
-        target = self._validate_target(validated, y)
-        factors = self._factors(X)
-        attribution = _pairgame.attribute(
-            self._statistic(), factors, target, X.shape[0],
-            n_permutations=self.n_permutations, random_state=self.random_state,
-            n_jobs=self.n_jobs, progress=self._progress, value_function=self.value_function,
-            interactions=self.interactions,
-        )
-        values = attribution.values
-        if self.interactions is not None:
-            self.interaction_values_ = attribution.interaction_values
-        self.shapley_values_ = values[0]
-        self.scores_ = self.shapley_values_
-        setattr(self, self._statistic_name, float(values[0].sum()))
-        if self.n_permutations:
-            self.null_distribution_ = values[1:]
-            tested = feature_statistics(attribution.scale_values)
-            self.pvalues_ = permutation_pvalues(tested)
-            self.adjusted_pvalues_ = adjusted_pvalues(tested, self.correction,
-                                                      ~self._constant_mask_)
-            self.statistics_ = attribution.scale_statistics
-            self.pvalue_ = overall_pvalue(tested, self.statistics_, self.scales_)
-        # Constant columns carry no information: they rank last and are never selected.
-        order = np.lexsort((-self.shapley_values_, self._constant_mask_))
-        self.ranking_ = np.empty(X.shape[1], dtype=np.intp)
-        self.ranking_[order] = np.arange(1, X.shape[1] + 1)
-        return self
-
-    def _progress(self, done, total):
-        if self.verbose and (done == total or done % max(1, total // 20) == 0):
-            print(f"\r[{type(self).__name__}] {done}/{total} blocks of pairs",
-                  end="\n" if done == total else "", file=sys.stderr, flush=True)
 
     def _validate_features(self, X, y):
+        """X and y checked by scikit-learn; X's categorical columns found (as objects)."""
+        if y is not None:
+            check_no_missing(y)
         columns = getattr(X, "columns", None)
         if columns is not None and columns.has_duplicates:
             duplicated = columns[columns.duplicated()].unique()
@@ -134,18 +137,8 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         if self.categorical_features is not None:
             X, y = validate_data(self, X, y, dtype=None, multi_output=True,
                                  ensure_all_finite=False, ensure_min_samples=2)
-            X = np.asarray(X, dtype=object)
             self._categorical_mask_ = self._resolve_categorical(X.shape[1])
-            numeric = ~self._categorical_mask_
-            columns = np.empty(X.shape, dtype=np.float64)
-            for j in np.flatnonzero(numeric):
-                columns[:, j] = self._to_float(X[:, j], j)
-            for j in np.flatnonzero(self._categorical_mask_):
-                what = f"categorical column {self._column_name(j)}"
-                columns[:, j] = encode_labels(X[:, j], what)[1]
-            if not np.all(np.isfinite(columns[:, numeric])):
-                raise ValueError("Input X contains NaN or infinity.")
-            return columns, y
+            return np.asarray(X, dtype=object), y
         self._check_numeric_columns(X)
         X, y = validate_data(self, X, y, dtype=np.float64, multi_output=True,
                              ensure_min_samples=2, y_numeric=False)
@@ -181,23 +174,6 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
                 )
         return mask
 
-    def _to_float(self, column, j):
-        try:
-            return column.astype(np.float64)
-        except (TypeError, ValueError):
-            raise ValueError(self._non_numeric_message([self._column_name(j)])) from None
-
-    def _column_name(self, j):
-        names = getattr(self, "feature_names_in_", None)
-        return str(names[j]) if names is not None else f"column {j}"
-
-    def _non_numeric_message(self, columns):
-        return (
-            f"X has non-numeric values in {', '.join(map(str, columns))}. Declare such "
-            "columns in categorical_features=[...] (they then get a delta kernel) or encode "
-            "them as numbers."
-        )
-
     def _check_numeric_columns(self, X):
         if not hasattr(X, "columns"):  # arrays: try the conversion validate_data will do
             dtype = getattr(X, "dtype", None)
@@ -205,46 +181,11 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
                 try:
                     np.asarray(X, dtype=np.float64)
                 except ValueError:  # strings; other objects raise NumPy's TypeError
-                    raise ValueError(self._non_numeric_message(["some columns"])) from None
+                    raise ValueError(non_numeric_message(["some columns"])) from None
             return
         bad = [str(c) for c, dtype in zip(X.columns, X.dtypes) if not is_numeric_dtype(dtype)]
         if bad:
-            raise ValueError(self._non_numeric_message(bad))
-
-    def _factors(self, X):
-        """Standardise numeric columns, choose their kernels and bandwidths: the pair factors."""
-        numeric = ~self._categorical_mask_
-        Xs = X.copy()
-        Xs[:, numeric] = standardise(X[:, numeric])[0]
-        self._constant_mask_ = np.all(X == X[:1], axis=0)
-        self.bandwidths_ = np.ones(X.shape[1])
-        if numeric.any():
-            self.bandwidths_[numeric] = bandwidths(Xs[:, numeric], self.bandwidth)
-        self.kernels_ = [
-            "delta" if categorical else self.kernel for categorical in self._categorical_mask_
-        ]
-        self.scales_ = self._resolve_scales(int(numeric.sum()))
-        gammas = [self._gammas(scale) for scale in self.scales_]
-        self.gammas_ = gammas[0]
-        return _pairgame.DataFactors(Xs, self.kernels_, gammas)
-
-    def _gammas(self, scale):
-        """Kernel parameters with the numeric bandwidths times ``scale`` (delta has none)."""
-        return np.array([
-            gamma_from_bandwidth(kernel, s if kernel == "delta" else s * scale)
-            for kernel, s in zip(self.kernels_, self.bandwidths_)
-        ])
-
-    def _resolve_scales(self, n_numeric):
-        if isinstance(self.scales, str):  # "auto": the ranking scale and a test scale
-            return (1.0, math.sqrt(n_numeric)) if n_numeric > 1 else (1.0,)
-        scales = np.asarray(self.scales, dtype=np.float64)
-        if scales.ndim != 1 or scales.size == 0 or not np.all(np.isfinite(scales) & (scales > 0)):
-            raise ValueError(
-                f"scales must be 'auto' or a non-empty list of positive numbers; got "
-                f"{self.scales!r}."
-            )
-        return tuple(scales.tolist())
+            raise ValueError(non_numeric_message(bad))
 
     # ---------------------------------------------------------------- selection
 

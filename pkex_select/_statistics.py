@@ -1,13 +1,13 @@
-"""The kernel statistics attributed here, each as its pair plan and its pair weights.
+"""The kernel statistics attributed here: each its target, its pair plan and its pair weights.
 
 Every statistic is ``sum_{a != b} W_ab K_ab`` for the feature Gram matrix K (docs/design.md,
-section 1), a pair game over the pairs a < b with weight ``2 W_ab``. A statistic says which
-samples it needs (``check``), which pairs it sums over (``plan``) and, for a target (the
-target Gram matrix of HSIC, the group codes of MMD) taken in several ``orders`` (index arrays
-of shape (n_orders, n_samples): row 0 the identity, the others permutations) and its plan, the
-function
-from a block's :class:`~pkex_select._plan.Pairs` to their weights in every order, shape
-(n_orders, n_pairs). Per-sample quantities are permuted once, up front.
+section 1), a pair game over the pairs a < b with weight ``2 W_ab``. A statistic builds its
+target from y (``target``: the target Gram matrix of HSIC, the sample codes of MMD), says which
+samples it needs (``check``), which pairs it sums over (``plan``) and, for its target under
+several ``permutations`` (index arrays of shape (n_perm, n_samples): row 0 the identity, the
+others random) and its plan, the function from a chunk's :class:`~pkex_select._plan.Pairs` to
+their weights under every permutation, shape (n_perm, n_pairs). Per-sample quantities are
+permuted once, up front. A new statistic is one more class here.
 """
 
 from numbers import Integral
@@ -16,7 +16,10 @@ from typing import NamedTuple
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
+from ._gram import TargetGram
 from ._plan import AllPairs, SampleBlocks
+from ._validation import categorical_dtypes, encode_labels, is_class_labels, standardise
+from .kernels import bandwidths, gamma_from_bandwidth
 
 # How a removed feature's Gram matrix is replaced: by ones, or by its mean (see Cells).
 VALUE_FUNCTIONS = ("baseline", "observational")
@@ -27,17 +30,28 @@ PARAMETER_CONSTRAINTS = {
 }
 
 
+class SampleCodes(NamedTuple):
+    """The target of MMD: the sample labels and each row's integer code among them."""
+
+    classes: np.ndarray
+    codes: np.ndarray
+
+    @property
+    def n_samples(self):
+        return self.codes.size
+
+
 class Cells(NamedTuple):
     """Where the observational value function takes its kernel means.
 
     A removed feature's Gram matrix is replaced by its mean over each cell: the whole matrix
-    for HSIC, each block of pairs of groups (P x P, Q x Q, P x Q) for MMD. Cells may depend on
-    the order of the labels (MMD); then every array has one row per order, else one row.
+    for HSIC, each part of pairs of groups (P x P, Q x Q, P x Q) for MMD. Cells may depend on
+    the permutation of the labels (MMD); then every array has one row per permutation, else one row.
     """
 
-    pair_cells: object  # Pairs -> int array (n_cell_orders, n_pairs)
-    diagonal_counts: np.ndarray  # (n_cell_orders, n_cells): diagonal entries in each cell
-    diagonal_weights: np.ndarray  # (n_orders, n_cells): sum of W_aa over each cell's diagonal
+    pair_cells: object  # Pairs -> int array (n_cell_perm, n_pairs)
+    diagonal_counts: np.ndarray  # (n_cell_perm, n_cells): diagonal entries in each cell
+    diagonal_weights: np.ndarray  # (n_perm, n_cells): sum of W_aa over each cell's diagonal
     within: np.ndarray  # (n_cells,) bool: a cell on the diagonal, holding each pair twice
 
 
@@ -70,7 +84,7 @@ class _GramStatistic:
                                 pair_bytes, n_jobs)
         return AllPairs(n_samples, pair_bytes, n_jobs)
 
-    def cells(self, target, orders, plan):
+    def cells(self, target, permutations, plan):
         """The :class:`Cells` of the observational value function."""
         raise NotImplementedError
 
@@ -80,6 +94,53 @@ class HSIC(_GramStatistic):
 
     name = "HSIC"
 
+    @staticmethod
+    def target(y, kernel="auto", bandwidth="median", categorical=None):
+        """The target Gram matrix of y (n_samples,) or (n_samples, n_outputs), as a kernel.
+
+        ``kernel="auto"`` is the delta kernel for class labels and RBF for continuous
+        outputs (:func:`~pkex_select._validation.is_class_labels`; ``categorical`` says which
+        outputs have a categorical dtype); continuous outputs are standardised first.
+        """
+        Y = np.asarray(y)
+        Y = Y.reshape(len(Y), -1)
+        if kernel == "auto":
+            categorical = categorical if categorical is not None and len(categorical) == (
+                Y.shape[1]) else [False] * Y.shape[1]
+            labels = [is_class_labels(column, categorical_dtype=is_categorical)
+                      for column, is_categorical in zip(Y.T, categorical)]
+            if all(labels):
+                kernel = "delta"
+            elif not any(labels):
+                kernel = "rbf"
+            else:
+                raise ValueError(
+                    "y mixes class labels and continuous outputs; set target_kernel to "
+                    "'delta' (all labels) or a numeric kernel (all continuous)."
+                )
+        if kernel == "delta":
+            Y = np.column_stack([encode_labels(column)[1] for column in Y.T]).astype(np.float64)
+            target_bandwidths = np.ones(Y.shape[1])
+            constant = np.all(Y == Y[:1], axis=0)
+        else:
+            try:
+                Y = Y.astype(np.float64)
+            except (TypeError, ValueError):
+                raise ValueError(
+                    f"target_kernel={kernel!r} needs a numeric y; use 'delta' for labels."
+                ) from None
+            if not np.all(np.isfinite(Y)):
+                raise ValueError("y contains NaN or infinity.")
+            Y, constant = standardise(Y)
+            target_bandwidths = bandwidths(Y, bandwidth)
+        if np.all(constant):
+            raise ValueError(
+                "y is constant: HSIC is 0 for every feature and there is nothing to select."
+            )
+        gamma = np.atleast_1d(gamma_from_bandwidth(kernel, target_bandwidths))
+        return TargetGram(Y=Y, kernels=[kernel] * Y.shape[1], gamma=gamma,
+                          bandwidths=target_bandwidths)
+
     def check(self, n_samples):
         super().check(n_samples)
         if self.estimator == "unbiased" and n_samples < 4:
@@ -88,23 +149,23 @@ class HSIC(_GramStatistic):
                 "use estimator='biased'."
             )
 
-    def weights(self, gram, orders, plan):
+    def weights(self, gram, permutations, plan):
         """Pair weights for the target Gram matrix ``gram`` (a :class:`TargetGram`)."""
         if self.estimator == "block":
-            return self._block_weights(gram, orders, len(plan.members))
+            return self._block_weights(gram, permutations, len(plan.members))
         n = gram.n_samples
-        arguments = gram.arguments(orders)
+        arguments = gram.arguments(permutations)
         if self.estimator == "biased":
             # (HLH)_ab = L_ab - m_a - m_b + mean(L); the row means of a permuted L are permuted.
             scale = 2.0 / (n - 1) ** 2
-            centre = gram.row_means[orders] - gram.row_means.mean() / 2.0
+            centre = gram.row_means[permutations] - gram.row_means.mean() / 2.0
         else:
             # [tr(K~L~) + 1'K~1 1'L~1 / ((n-1)(n-2)) - 2/(n-2) 1'K~L~1] / (n(n-3)) with K~, L~
             # the Gram matrices without their diagonals: linear in K~ with these weights.
             row_sums = n * gram.row_means - gram.diagonal
             scale = 2.0 / (n * (n - 3))
             constant = row_sums.sum() / ((n - 1) * (n - 2))
-            centre = row_sums[orders] / (n - 2) - constant / 2.0
+            centre = row_sums[permutations] / (n - 2) - constant / 2.0
 
         def weights(pairs):
             entries = gram.entries(arguments[:, pairs.a], arguments[:, pairs.b])
@@ -112,21 +173,21 @@ class HSIC(_GramStatistic):
 
         return weights
 
-    def cells(self, gram, orders, plan):
-        """One cell, the whole Gram matrix; the diagonal weights W_aa per order."""
+    def cells(self, gram, permutations, plan):
+        """One cell, the whole Gram matrix; the diagonal weights W_aa per permutation."""
         n = gram.n_samples
-        n_orders = len(orders)
+        n_perm = len(permutations)
         if self.estimator == "unbiased":  # the U-statistic has no diagonal terms
-            diagonal = np.zeros(n_orders)
+            diagonal = np.zeros(n_perm)
         elif self.estimator == "biased":
-            # sum_a (HLH)_aa = tr(L) - n mean(L): the same in every order.
+            # sum_a (HLH)_aa = tr(L) - n mean(L): the same in every permutation.
             trace = gram.diagonal.sum() - n * gram.row_means.mean()
-            diagonal = np.full(n_orders, trace / (n - 1) ** 2)
+            diagonal = np.full(n_perm, trace / (n - 1) ** 2)
         else:  # per block, tr(L_block) - B mean(L_block), averaged over the blocks
-            arguments = gram.arguments(orders)
+            arguments = gram.arguments(permutations)
             members, size = plan.members, self.block_size
-            diagonal = np.zeros(n_orders)
-            step = max(1, 2**20 // (8 * n_orders * size * size))
+            diagonal = np.zeros(n_perm)
+            step = max(1, 2**20 // (8 * n_perm * size * size))
             for start in range(0, len(members), step):
                 L = gram.within(arguments[:, members[start : start + step]])
                 diagonal += (np.trace(L, axis1=-2, axis2=-1)
@@ -139,18 +200,18 @@ class HSIC(_GramStatistic):
         counts = np.array([[_diagonal_count(plan, n)]], dtype=np.float64)
         return Cells(pair_cells, counts, diagonal[:, None], np.array([True]))
 
-    def _block_weights(self, gram, orders, n_blocks_total):
+    def _block_weights(self, gram, permutations, n_blocks_total):
         """The mean over all sample blocks of the biased HSIC of each block."""
-        arguments = gram.arguments(orders)
+        arguments = gram.arguments(permutations)
         size = self.block_size
         upper = np.triu_indices(size, k=1)
         scale = 2.0 / ((size - 1) ** 2 * n_blocks_total)
 
         def weights(pairs):
-            L = gram.within(arguments[:, pairs.members])  # (n_orders, n_blocks, B, B)
+            L = gram.within(arguments[:, pairs.members])  # (n_perm, n_blocks, B, B)
             m = L.mean(axis=-1)
             centred = L - m[..., :, None] - m[..., None, :] + m.mean(axis=-1)[..., None, None]
-            return scale * centred[..., upper[0], upper[1]].reshape(len(orders), -1)
+            return scale * centred[..., upper[0], upper[1]].reshape(len(permutations), -1)
 
         return weights
 
@@ -173,7 +234,30 @@ class MMD(_GramStatistic):
 
     name = "MMD"
 
-    def weights(self, codes, orders, plan):
+    @staticmethod
+    def target(y):
+        """The :class:`SampleCodes` of the sample labels y, checked to name two usable samples."""
+        y = np.asarray(y)
+        if y.ndim != 1:
+            y = y.ravel() if y.ndim == 2 and y.shape[1] == 1 else None
+        if y is None:
+            raise ValueError("y must be one label per row naming the sample it belongs to.")
+        labels, codes = encode_labels(y, "y (the sample labels)")
+        if labels.size < 2:
+            raise ValueError(
+                f"y names a single sample ({labels[0]!r}); MMD compares at least two samples."
+            )
+        counts = np.bincount(codes)
+        if counts.min() < 2:
+            small = [str(label) for label, count in zip(labels, counts) if count < 2]
+            raise ValueError(
+                f"every sample needs at least 2 rows; {', '.join(small)} has fewer. If y is a "
+                "continuous target rather than sample labels, use HSICShapleySelector."
+            )
+        return SampleCodes(labels, codes)
+
+    def weights(self, target, permutations, plan):
+        codes = target.codes
         counts = np.bincount(codes).astype(np.float64)
         n_groups = counts.size
         # table[g, h] = 2 W_ab for a in group g and b in group h.
@@ -185,36 +269,37 @@ class MMD(_GramStatistic):
             members = plan.members
             drawn = members.shape[0] * members.shape[1] * (members.shape[1] - 1) / 2
             table *= n * (n - 1) / 2 / drawn
-        # Each sample's group in each order, in the smallest integer type that holds it
-        # (n_orders by n_samples: the largest array of the test).
-        ordered = codes.astype(np.min_scalar_type(n_groups))[orders]
+        # Each sample's group in each permutation, in the smallest integer type that holds it
+        # (n_perm by n_samples: the largest array of the test).
+        permuted = codes.astype(np.min_scalar_type(n_groups))[permutations]
 
         def weights(pairs):
-            return table[ordered[:, pairs.a], ordered[:, pairs.b]]
+            return table[permuted[:, pairs.a], permuted[:, pairs.b]]
 
         return weights
 
-    def cells(self, codes, orders, plan):
-        """A cell per pair of groups (g, h), g <= h, numbered g * G + h, in every order."""
+    def cells(self, target, permutations, plan):
+        """A cell per pair of groups (g, h), g <= h, numbered g * G + h, in every permutation."""
+        codes = target.codes
         counts = np.bincount(codes).astype(np.float64)
         n_groups = counts.size
-        ordered = codes.astype(np.intp)[orders]
+        permuted = codes.astype(np.intp)[permutations]
         grid = np.arange(n_groups * n_groups)
         within = grid // n_groups == grid % n_groups
-        diagonal = np.zeros((len(orders), grid.size))
+        diagonal = np.zeros((len(permutations), grid.size))
         if self.estimator == "biased":  # W_aa = (G - 1) / n_g^2 on group g's diagonal
             diagonal[:, within] = (n_groups - 1) / counts
         if plan.members is None:
             diagonal_counts = np.zeros((1, grid.size))
             diagonal_counts[0, within] = counts
         else:
-            sampled = ordered[:, plan.members.ravel()]
-            diagonal_counts = np.zeros((len(orders), grid.size))
+            sampled = permuted[:, plan.members.ravel()]
+            diagonal_counts = np.zeros((len(permutations), grid.size))
             diagonal_counts[:, within] = np.stack(
                 [np.bincount(row, minlength=n_groups) for row in sampled])
 
         def pair_cells(pairs):
-            first, second = ordered[:, pairs.a], ordered[:, pairs.b]
+            first, second = permuted[:, pairs.a], permuted[:, pairs.b]
             return np.minimum(first, second) * n_groups + np.maximum(first, second)
 
         return Cells(pair_cells, diagonal_counts, diagonal, within)

@@ -6,9 +6,10 @@ import numpy as np
 from sklearn.utils.validation import check_array
 
 from . import _models
-from ._engine import DEFAULT_TOL, rows_per_task
 from ._interactions import INDICES, check_index, interaction_values
 from ._models import as_dense, read_model
+from ._quadrature import DEFAULT_TOL
+from ._scheduling import rows_per_task
 from .kernels import factor_tensor
 
 __all__ = ["Explanation", "ProductKernelExplainer"]
@@ -273,7 +274,7 @@ class ProductKernelExplainer:
             batch_weights = np.broadcast_to(weights, (Z.shape[0],) + weights.shape)
             values[rows] = interaction_values(
                 Z, batch_weights, index=index, max_order=max_order,
-                baseline=self._removed_factors, n_jobs=self.n_jobs, tol=self.tol)
+                removed_factors=self._removed_factors, n_jobs=self.n_jobs, tol=self.tol)
         base_values = np.broadcast_to(empty_value, (data.shape[0], weights.shape[1])).copy()
         return Explanation(
             values=self._shape_outputs(values),

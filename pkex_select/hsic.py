@@ -1,16 +1,15 @@
 """Exact Shapley values of HSIC, and feature selection by them."""
 
-from numbers import Integral, Real
+from numbers import Real
 
-import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
 from . import _pairgame
 from ._gram import TargetGram, check_gram_matrices
 from ._selection import ShapleySelectorBase
-from ._statistics import HSIC, PARAMETER_CONSTRAINTS, VALUE_FUNCTIONS
-from ._validation import categorical_dtypes, encode_labels, is_class_labels, standardise
-from .kernels import BANDWIDTH_RULES, bandwidths, gamma_from_bandwidth
+from ._statistics import HSIC, PARAMETER_CONSTRAINTS
+from ._validation import categorical_dtypes
+from .kernels import BANDWIDTH_RULES
 
 __all__ = ["HSICShapleySelector", "hsic_shapley_values"]
 
@@ -23,26 +22,30 @@ ESTIMATORS = ("biased", "unbiased", "block")
         "L": ["array-like"],
         "estimator": [StrOptions(set(ESTIMATORS))],
         **PARAMETER_CONSTRAINTS,
-        "value_function": [StrOptions(set(VALUE_FUNCTIONS))],
-        "random_state": ["random_state"],
-        "n_jobs": [Integral, None],
+        **_pairgame.ATTRIBUTION_CONSTRAINTS,
     },
     prefer_skip_nested_validation=True,
 )
 def hsic_shapley_values(K, L, *, estimator="biased", block_size=20, n_repetitions=3,
-                        value_function="baseline", random_state=None, n_jobs=None):
+                        value_function="baseline", scales=None, n_permutations=0,
+                        correction="maxT", interactions=None, random_state=None, n_jobs=None,
+                        verbose=0, return_result=False):
     """Exact Shapley values of HSIC with the product kernel of the per-feature Gram matrices.
 
     The game is ``v(S) = HSIC(prod_{j in S} K[j], L)``; removing a feature sets its Gram
     matrix to all ones. The values add up to the HSIC estimate with all features. With
     ``value_function="observational"`` a removed ``K[j]`` is replaced by its mean c_j
     instead, ``v(S) = prod_{j not in S} c_j HSIC(prod_{j in S} K[j], L)``, as in the
-    published authors' current code.
+    published authors' current code. :class:`HSICShapleySelector` is this function on the
+    Gram matrices of standardised data, with the same options.
 
     Parameters
     ----------
-    K : array-like of shape (n_features, n_samples, n_samples)
-        Symmetric per-feature Gram matrices with unit diagonal.
+    K : array-like of shape (n_features, n_samples, n_samples) or (n_scales, n_features, \
+            n_samples, n_samples)
+        Symmetric per-feature Gram matrices with unit diagonal; with a leading axis, one
+        stack per bandwidth scale, whose games are added up as the selector's ``scales`` are
+        (each divided by the standard deviation of its joint kernel over the pairs).
     L : array-like of shape (n_samples, n_samples)
         Symmetric Gram matrix of the target.
     estimator : {"biased", "unbiased", "block"}, default="biased"
@@ -55,14 +58,29 @@ def hsic_shapley_values(K, L, *, estimator="biased", block_size=20, n_repetition
     value_function : {"baseline", "observational"}, default="baseline"
         A removed feature's Gram matrix becomes all ones, or its mean over the entries the
         estimator uses (all n^2, or the blocks' for "block").
+    scales : array-like of float, default=None
+        The bandwidth scale of each stack of ``K`` (only their order matters: the overall
+        test gives the widest its own share); by default 1, 2, ... (widest last).
+    n_permutations : int, default=0
+        When positive, the permutation tests of :class:`HSICShapleySelector`, in the
+        result's ``tests`` (set ``return_result=True``).
+    correction : {"maxT", "holm", "fdr_bh"}, default="maxT"
+        The correction of the per-feature p-values for multiplicity.
+    interactions : {"SII", "BII", "STII", "k-SII", "Moebius"}, default=None
+        Also the pairwise interaction index, in the result's ``interaction_values``.
     random_state : int, RandomState instance or None, default=None
-        Block estimator only: the random partitions.
+        Permutations and block partitions.
     n_jobs : int, default=None
         Parallel tasks (joblib threads).
+    verbose : int, default=0
+        Print progress over the chunks of pairs to stderr.
+    return_result : bool, default=False
+        Return the whole :class:`~pkex_select.Attribution` (values, statistic, interactions,
+        tests) rather than the values alone.
 
     Returns
     -------
-    values : ndarray of shape (n_features,)
+    values : ndarray of shape (n_features,), or Attribution when ``return_result`` is True
 
     References
     ----------
@@ -78,19 +96,23 @@ def hsic_shapley_values(K, L, *, estimator="biased", block_size=20, n_repetition
     >>> from pkex_select.kernels import gram_matrices
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(100, 3))
-    >>> y = X[:, 0] ** 2
+    >>> y = np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=100)
     >>> K = gram_matrices(X, "rbf", gamma=0.5)
     >>> L = gram_matrices(y[:, None], "rbf", gamma=0.5)[0]
     >>> values = hsic_shapley_values(K, L)
     >>> int(np.argmax(values))
     0
+    >>> result = hsic_shapley_values(K, L, n_permutations=99, random_state=0,
+    ...                              return_result=True)
+    >>> bool(result.tests.pvalues[0] < 0.05)
+    True
     """
     K, L = check_gram_matrices(K, L)
-    statistic = HSIC(estimator, block_size, n_repetitions)
-    attribution = _pairgame.attribute(
-        statistic, _pairgame.GramFactors(K), TargetGram(L), K.shape[1],
-        random_state=random_state, n_jobs=n_jobs, value_function=value_function)
-    return attribution.values[0]
+    return _pairgame.gram_attribution(
+        HSIC(estimator, block_size, n_repetitions), K, TargetGram(L), scales=scales,
+        return_result=return_result, verbose=verbose, name="hsic_shapley_values",
+        n_permutations=n_permutations, correction=correction, random_state=random_state,
+        n_jobs=n_jobs, value_function=value_function, interactions=interactions)
 
 
 class HSICShapleySelector(ShapleySelectorBase):
@@ -176,7 +198,7 @@ class HSICShapleySelector(ShapleySelectorBase):
         Parallel tasks through joblib (threads); ``joblib.parallel_config(backend="dask")``
         runs them on a Dask cluster.
     verbose : int, default=0
-        Print progress over the blocks of pairs to stderr.
+        Print progress over the chunks of pairs to stderr.
 
     Attributes
     ----------
@@ -201,7 +223,7 @@ class HSICShapleySelector(ShapleySelectorBase):
         Permutation p-values per feature (only with ``n_permutations > 0``): of the
         Shapley value with one scale; with several, of the larger of the feature's
         studentised values at each scale (each scale's values centred and scaled by their
-        spread over all orders), so that a difference seen at one scale is tested there.
+        spread over all permutations), so that a difference seen at one scale is tested there.
     adjusted_pvalues_ : ndarray of shape (`n_features_in_`,)
         ``pvalues_`` corrected for multiplicity by ``correction`` (only with
         ``n_permutations > 0``). Constant features are left out of the family and get 1.
@@ -219,7 +241,7 @@ class HSICShapleySelector(ShapleySelectorBase):
         Each scale's HSIC over the off-diagonal pairs (normalised as in the sum over scales),
         for the observed labels (row 0) and each permutation (only with
         ``n_permutations > 0``). It differs from the sum of the values by a constant that is
-        the same in every order, and it is what the overall test compares: where the joint
+        the same in every permutation, and it is what the overall test compares: where the joint
         kernel is nearly the identity the sum of the values is that constant plus a signal
         below its rounding error.
     null_distribution_ : ndarray of shape (n_permutations, `n_features_in_`)
@@ -268,7 +290,6 @@ class HSICShapleySelector(ShapleySelectorBase):
                              Interval(Real, 0, None, closed="neither")],
         **PARAMETER_CONSTRAINTS,
     }
-    _statistic_name = "hsic_"
 
     def __init__(self, n_features_to_select=0.2, *, threshold=None, estimator="biased",
                  kernel="rbf", bandwidth="median", scales="auto", categorical_features=None,
@@ -296,46 +317,14 @@ class HSICShapleySelector(ShapleySelectorBase):
         self.n_jobs = n_jobs
         self.verbose = verbose
 
-    def _validate_target(self, y, target):
-        Y = np.asarray(y)
-        Y = Y.reshape(len(Y), -1)
-        kernel = self.target_kernel
-        if kernel == "auto":
-            categorical = categorical_dtypes(target)
-            categorical = categorical if len(categorical) == Y.shape[1] else [False] * Y.shape[1]
-            labels = [is_class_labels(column, categorical_dtype=is_categorical)
-                      for column, is_categorical in zip(Y.T, categorical)]
-            if all(labels):
-                kernel = "delta"
-            elif not any(labels):
-                kernel = "rbf"
-            else:
-                raise ValueError(
-                    "y mixes class labels and continuous outputs; set target_kernel to "
-                    "'delta' (all labels) or a numeric kernel (all continuous)."
-                )
-        self.target_kernel_ = kernel
-        if kernel == "delta":
-            Y = np.column_stack([encode_labels(column)[1] for column in Y.T]).astype(np.float64)
-            self.target_bandwidth_ = np.ones(Y.shape[1])
-            constant = np.all(Y == Y[:1], axis=0)
-        else:
-            try:
-                Y = Y.astype(np.float64)
-            except (TypeError, ValueError):
-                raise ValueError(
-                    f"target_kernel={kernel!r} needs a numeric y; use 'delta' for labels."
-                ) from None
-            if not np.all(np.isfinite(Y)):
-                raise ValueError("y contains NaN or infinity.")
-            Y, constant = standardise(Y)
-            self.target_bandwidth_ = bandwidths(Y, self.target_bandwidth)
-        if np.all(constant):
-            raise ValueError(
-                "y is constant: HSIC is 0 for every feature and there is nothing to select."
-            )
-        gamma = gamma_from_bandwidth(kernel, self.target_bandwidth_)
-        return TargetGram(Y=Y, kernels=[kernel] * Y.shape[1], gamma=np.atleast_1d(gamma))
+    def _target(self, y, y_given):
+        return HSIC.target(y, self.target_kernel, self.target_bandwidth,
+                           categorical_dtypes(y_given))
+
+    def _store_statistic(self, attribution, target):
+        self.hsic_ = attribution.statistic
+        self.target_kernel_ = target.kernels[0]
+        self.target_bandwidth_ = target.bandwidths
 
     def _statistic(self):
         return HSIC(self.estimator, self.block_size, self.n_repetitions)

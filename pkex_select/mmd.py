@@ -1,41 +1,16 @@
 """Exact Shapley values of MMD^2: which features make two samples differ."""
 
-from numbers import Integral
-
 import numpy as np
 from sklearn.utils._param_validation import StrOptions, validate_params
 
 from . import _pairgame
 from ._gram import check_feature_grams
 from ._selection import ShapleySelectorBase
-from ._statistics import MMD, PARAMETER_CONSTRAINTS, VALUE_FUNCTIONS
-from ._validation import encode_labels
+from ._statistics import MMD, PARAMETER_CONSTRAINTS
 
 __all__ = ["MMDShapleyAttributor", "attribute_shift", "mmd_shapley_values"]
 
 ESTIMATORS = ("biased", "unbiased", "block")
-
-
-def _group_codes(y):
-    """Integer codes of the sample labels, checked to name at least two usable samples."""
-    y = np.asarray(y)
-    if y.ndim != 1:
-        y = y.ravel() if y.ndim == 2 and y.shape[1] == 1 else None
-    if y is None:
-        raise ValueError("y must be one label per row naming the sample it belongs to.")
-    labels, codes = encode_labels(y, "y (the sample labels)")
-    if labels.size < 2:
-        raise ValueError(
-            f"y names a single sample ({labels[0]!r}); MMD compares at least two samples."
-        )
-    counts = np.bincount(codes)
-    if counts.min() < 2:
-        small = [str(label) for label, count in zip(labels, counts) if count < 2]
-        raise ValueError(
-            f"every sample needs at least 2 rows; {', '.join(small)} has fewer. If y is a "
-            "continuous target rather than sample labels, use HSICShapleySelector."
-        )
-    return labels, codes
 
 
 @validate_params(
@@ -44,24 +19,27 @@ def _group_codes(y):
         "y": ["array-like"],
         "estimator": [StrOptions(set(ESTIMATORS))],
         **PARAMETER_CONSTRAINTS,
-        "value_function": [StrOptions(set(VALUE_FUNCTIONS))],
-        "random_state": ["random_state"],
-        "n_jobs": [Integral, None],
+        **_pairgame.ATTRIBUTION_CONSTRAINTS,
     },
     prefer_skip_nested_validation=True,
 )
 def mmd_shapley_values(K, y, *, estimator="biased", block_size=20, n_repetitions=3,
-                       value_function="baseline", random_state=None, n_jobs=None):
+                       value_function="baseline", scales=None, n_permutations=0,
+                       correction="maxT", interactions=None, random_state=None, n_jobs=None,
+                       verbose=0, return_result=False):
     """Exact Shapley values of MMD^2 with the product kernel of the per-feature Gram matrices.
 
     The game is ``v(S) = MMD^2(prod_{j in S} K[j])`` between the samples named by ``y``;
     removing a feature sets its Gram matrix to all ones. The values add up to the MMD^2
-    estimate with all features (and v(empty) = 0).
+    estimate with all features (and v(empty) = 0). :class:`MMDShapleyAttributor` is this
+    function on the Gram matrices of standardised data, with the same options.
 
     Parameters
     ----------
-    K : array-like of shape (n_features, n_samples, n_samples)
-        Symmetric per-feature Gram matrices of the pooled sample, with unit diagonal.
+    K : array-like of shape (n_features, n_samples, n_samples) or (n_scales, n_features, \
+            n_samples, n_samples)
+        Symmetric per-feature Gram matrices of the pooled sample, with unit diagonal; with a
+        leading axis, one stack per bandwidth scale (see :func:`hsic_shapley_values`).
     y : array-like of shape (n_samples,)
         Sample labels. With two labels P and Q the statistic is MMD^2(P, Q); with more it is
         the sum of MMD^2 over all pairs of samples.
@@ -80,13 +58,27 @@ def mmd_shapley_values(K, y, *, estimator="biased", block_size=20, n_repetitions
         holds every feature's marginal drift (a shifted or widened feature has different
         block means): the values split only what is left, so they do not point at drifted
         features. Use it to compare with that code; attribute drift with "baseline".
+    scales : array-like of float, default=None
+        The bandwidth scale of each stack of ``K``; by default 1, 2, ... (widest last).
+    n_permutations : int, default=0
+        When positive, the permutation tests of :class:`MMDShapleyAttributor`, in the
+        result's ``tests`` (set ``return_result=True``).
+    correction : {"maxT", "holm", "fdr_bh"}, default="maxT"
+        The correction of the per-feature p-values for multiplicity.
+    interactions : {"SII", "BII", "STII", "k-SII", "Moebius"}, default=None
+        Also the pairwise interaction index, in the result's ``interaction_values``.
     random_state : int, RandomState instance or None, default=None
-        Block estimator only: the random partitions.
+        Permutations and block partitions.
     n_jobs : int, default=None
+        Parallel tasks (joblib threads).
+    verbose : int, default=0
+        Print progress over the chunks of pairs to stderr.
+    return_result : bool, default=False
+        Return the whole :class:`~pkex_select.Attribution` rather than the values alone.
 
     Returns
     -------
-    values : ndarray of shape (n_features,)
+    values : ndarray of shape (n_features,), or Attribution when ``return_result`` is True
 
     References
     ----------
@@ -106,14 +98,14 @@ def mmd_shapley_values(K, y, *, estimator="biased", block_size=20, n_repetitions
     1
     """
     K = check_feature_grams(K, "MMD")
-    n = K.shape[1]
+    n = K.shape[-1]
     if len(y) != n:
         raise ValueError(f"y has {len(y)} labels for {n} samples.")
-    _, codes = _group_codes(y)
-    attribution = _pairgame.attribute(
-        MMD(estimator, block_size, n_repetitions), _pairgame.GramFactors(K), codes, n,
-        random_state=random_state, n_jobs=n_jobs, value_function=value_function)
-    return attribution.values[0]
+    return _pairgame.gram_attribution(
+        MMD(estimator, block_size, n_repetitions), K, MMD.target(y), scales=scales,
+        return_result=return_result, verbose=verbose, name="mmd_shapley_values",
+        n_permutations=n_permutations, correction=correction, random_state=random_state,
+        n_jobs=n_jobs, value_function=value_function, interactions=interactions)
 
 
 class MMDShapleyAttributor(ShapleySelectorBase):
@@ -186,7 +178,7 @@ class MMDShapleyAttributor(ShapleySelectorBase):
     n_jobs : int, default=None
         Parallel tasks through joblib (threads).
     verbose : int, default=0
-        Print progress over the blocks of pairs to stderr.
+        Print progress over the chunks of pairs to stderr.
 
     Attributes
     ----------
@@ -259,7 +251,6 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         "estimator": [StrOptions(set(ESTIMATORS))],
         **PARAMETER_CONSTRAINTS,
     }
-    _statistic_name = "mmd_"
 
     def __init__(self, n_features_to_select=0.2, *, threshold=None, estimator="biased",
                  kernel="rbf", bandwidth="median", scales="auto", categorical_features=None,
@@ -284,9 +275,12 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         self.n_jobs = n_jobs
         self.verbose = verbose
 
-    def _validate_target(self, y, target):
-        self.classes_, codes = _group_codes(y)
-        return codes
+    def _target(self, y, y_given):
+        return MMD.target(y)
+
+    def _store_statistic(self, attribution, target):
+        self.mmd_ = attribution.statistic
+        self.classes_ = target.classes
 
     def _statistic(self):
         return MMD(self.estimator, self.block_size, self.n_repetitions)

@@ -6,12 +6,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pkex_select import pair_contributions, shapley_values
-from pkex_select._engine import (
-    _log_error_bound,
-    _loo_integrals,
+from pkex_select._engine import loo_integrals, plan_integrals
+from pkex_select._quadrature import (
     exact_node_count,
     gauss_rule,
+    log_error_bound,
     node_counts,
+    series_rule,
 )
 from tests.references import recursion_shapley
 
@@ -27,7 +28,7 @@ def test_node_count_is_the_fewest_the_bound_allows(spread, n_features, tol, weig
     assert 1 <= m <= cap
 
     def log_bound(n_nodes):  # the first power an n-node rule misses with this weight
-        return _log_error_bound(np.array(spread), max(2 * n_nodes - weight_degree, 1))
+        return log_error_bound(np.array(spread), max(2 * n_nodes - weight_degree, 1))
 
     if m < cap:
         assert log_bound(m) <= np.log(tol)
@@ -103,7 +104,7 @@ def test_loo_integrals_group_pairs_of_equal_counts():
     counts = node_counts(np.abs(Z - 1).sum(1), 100)
     assert len(np.unique(counts)) >= 3 and counts.min() < 10
     for backend in ["numpy", "numba"]:
-        np.testing.assert_allclose(_loo_integrals(Z, backend), _loo_integrals(Z, backend, 0.0),
+        np.testing.assert_allclose(loo_integrals(Z, None, backend), loo_integrals(Z, None, backend, 0.0),
                                    rtol=0, atol=1e-14)
 
 
@@ -127,16 +128,16 @@ def test_explainer_passes_its_tolerance_to_the_engine():
     np.testing.assert_allclose(adaptive.values, exact.values, rtol=0, atol=1e-14 * scale)
 
 
-def _series_or_none(Z, tol=TOL):
-    from pkex_select import _engine
+def _series(Z, tol=TOL, backend="numba"):
+    """The integrals by the series form, with the rule its bound gives, or None (u > 1/2)."""
+    from pkex_select._engine import IntegralPlan, integrate
+    from pkex_select._integrals import deviations_numpy
 
-    spreads, largest, above = _engine._spreads_numba(Z, None)
-    counts = node_counts(spreads, Z.shape[1], tol)
-    plan = _engine._series_plan(spreads.max(), largest, above, Z.shape[1], tol, counts.max())
-    if plan is None:
+    deviations, largest, above = deviations_numpy(Z, None)
+    series = series_rule(float(deviations.max()), largest, above, Z.shape[1], tol)
+    if series is None:
         return None
-    (nodes, _, weights), n_terms = plan
-    return _engine._series_integrals_numba(Z, nodes, weights, n_terms)
+    return integrate(IntegralPlan("series", *series), Z, None, backend)
 
 
 @settings(max_examples=60, deadline=None)
@@ -150,19 +151,16 @@ def test_series_path_is_within_its_bound(n_features, largest_u, signed, seed):
     u[0] = largest_u  # one pair at the limit in every feature
     u[1] = 0.0  # and one with every factor 1
     Z = 1.0 - u
-    series = _series_or_none(Z)
-    if series is None:
-        return
-    exact = _loo_integrals(Z, "numba", tol=0)
-    # Both are products of d factors: each may be off by about d ulps, plus the bound.
-    assert np.abs(series - exact).max() <= 4 * n_features * np.finfo(float).eps + TOL
+    exact = loo_integrals(Z, None, "numba", tol=0)
+    for backend in ["numba", "numpy"]:
+        series = _series(Z, backend=backend)
+        # Both are products of d factors: each may be off by about d ulps, plus the bound.
+        assert np.abs(series - exact).max() <= 4 * n_features * np.finfo(float).eps + TOL
 
 
 def test_series_path_needs_factors_near_one():
-    from pkex_select import _engine
-
-    assert _engine._series_plan(1.0, 0.51, False, 100, TOL, 50) is None
-    rule, n_terms = _engine._series_plan(1.0, 0.01, False, 1000, TOL, 10)
+    assert series_rule(1.0, 0.51, False, 100, TOL) is None
+    rule, n_terms = series_rule(1.0, 0.01, False, 1000, TOL)
     # Truncation: u^R / ((R + 1)(1 - u)) within tol / 2 with u = 0.01.
     assert 0.01**n_terms / ((n_terms + 1) * 0.99) <= TOL / 2
     assert 0.01 ** (n_terms - 1) / (n_terms * 0.99) > TOL / 2 / 100
@@ -171,10 +169,13 @@ def test_series_path_needs_factors_near_one():
 @pytest.mark.parametrize("n_features", [100, 1000, 5000])
 def test_wide_kernels_take_the_series_and_agree_with_the_exact_rule(n_features):
     rng = np.random.default_rng(n_features)
-    a, b = rng.normal(size=(2, 64, n_features))
+    # Enough pairs that the bound's bookkeeping pays (the plan takes the exact rule below).
+    a, b = rng.normal(size=(2, 512, n_features))
     Z = np.exp(-((a - b) ** 2) / (2 * n_features))
-    assert _series_or_none(Z) is not None
-    weights = rng.normal(size=64)
+    assert _series(Z) is not None
+    # At d = 100 one short quadrature rule costs less than the series; beyond, the series.
+    assert plan_integrals(Z).path == ("one rule" if n_features == 100 else "series")
+    weights = rng.normal(size=512)
     fast = shapley_values(Z, weights)
     exact = shapley_values(Z, weights, tol=0)
     assert np.abs(fast - exact).max() <= 1e-14 * np.abs(weights).sum()

@@ -23,7 +23,7 @@ from pkex_select import (
     mmd_shapley_values,
     shapley_values,
 )
-from pkex_select._engine import _loo_integrals_numba
+from pkex_select._integrals import loo_integrals_numba
 from pkex_select._validation import TargetTypeWarning, encode_labels, is_class_labels
 from pkex_select.kernels import gram_matrices
 
@@ -38,7 +38,7 @@ y_cont = np.sin(2 * X[:, 2]) + 0.1 * rng.normal(size=90)
 
 def test_compiled_kernel_caches_outside_the_package():
     # A cache inside pkex_select/ outlives `pip uninstall` and shadows an editable install.
-    cache_path = Path(_loo_integrals_numba._cache.cache_path).resolve()
+    cache_path = Path(loo_integrals_numba._cache.cache_path).resolve()
     package = Path(pkex_select.__file__).resolve().parent
     assert package not in cache_path.parents and cache_path != package
 

@@ -8,7 +8,7 @@ from hypothesis.extra.numpy import arrays
 from scipy.special import comb
 
 from pkex_select import pair_contributions, shapley_values
-from pkex_select._engine import exact_node_count, gauss_rule
+from pkex_select._quadrature import exact_node_count, gauss_rule
 from tests.references import enumeration_shapley, recursion_shapley
 
 BACKENDS = ["numba", "numpy"]
@@ -70,7 +70,7 @@ def test_batched_points_and_outputs(backend):
 
 @pytest.mark.parametrize("chunk_size", [1, 3, 1000])
 def test_chunking_and_jobs_do_not_change_values(chunk_size, monkeypatch):
-    monkeypatch.setattr("pkex_select._engine._MIN_PARALLEL_WORK", 0)
+    monkeypatch.setattr("pkex_select._scheduling.MIN_PARALLEL_WORK", 0)
     rng = np.random.default_rng(1)
     Z = rng.uniform(0, 1, (50, 20))
     weights = rng.normal(size=50)

@@ -121,7 +121,7 @@ def test_estimator_interactions_match_enumeration():
         Xs = (X - X.mean(axis=0)) / X.std(axis=0)
         K = gram_matrices(Xs, "rbf", selector.gammas_)
         ys = (y - y.mean()) / y.std()
-        L = gram_matrices(ys[:, None], "rbf", selector._validate_target(y, y).gamma)[0]
+        L = gram_matrices(ys[:, None], "rbf", selector._target(y, y).gamma)[0]
         everyone = np.arange(40)
         removed = (_cell_means(K, [(everyone, everyone)]) if value_function == "observational"
                    else np.ones_like(K))
@@ -149,7 +149,7 @@ def test_an_xor_pair_stands_out_among_the_interactions(value_function, margin):
 
 
 def test_observational_mmd_permutations_are_games_of_their_own():
-    from pkex_select._pairgame import permutation_orders
+    from pkex_select._pairgame import draw_permutations
 
     rng = np.random.default_rng(2)
     X = rng.normal(size=(60, 4))
@@ -159,7 +159,7 @@ def test_observational_mmd_permutations_are_games_of_their_own():
                                       interactions="STII", random_state=0).fit(X, labels)
     # Each permutation's values are those of the game with the labels in that order: the
     # block means are taken again for every order.
-    orders = permutation_orders(60, 5, np.random.RandomState(0))
+    orders = draw_permutations(60, 5, np.random.RandomState(0))
     for k in range(1, 6):
         again = MMDShapleyAttributor(value_function="observational").fit(X, labels[orders[k]])
         np.testing.assert_allclose(attributor.null_distribution_[k - 1],

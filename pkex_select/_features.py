@@ -1,0 +1,196 @@
+"""Features made ready for a Gram-statistic game, and the kernel factors of their pairs.
+
+:func:`prepare_features` turns validated columns into one frozen :class:`PreparedFeatures`:
+categorical columns become integer codes for the delta kernel, numeric ones are standardised,
+and each gets its bandwidth and, per bandwidth scale, its kernel parameter. Its
+:meth:`~PreparedFeatures.factors` (or :class:`GramFactors` for Gram matrices given by a user)
+gives the kernel factors ``k_j(X[a, j], X[b, j])`` of any chunk of pairs.
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._validation import encode_labels, standardise
+from .kernels import bandwidths, factor_of_difference, gamma_from_bandwidth
+
+__all__ = ["DataFactors", "GramFactors", "PreparedFeatures", "prepare_features", "resolve_scales"]
+
+
+@dataclass(frozen=True)
+class PreparedFeatures:
+    """Columns ready for the pair game.
+
+    Attributes
+    ----------
+    data : ndarray of shape (n_samples, n_features)
+        Numeric columns standardised (zero mean, unit variance), categorical ones as integer
+        codes.
+    kernels : tuple of str
+        The kernel factor of each column ("delta" for categorical ones).
+    bandwidths : ndarray of shape (n_features,)
+        In units of each column's standard deviation (1 for the delta kernel).
+    scales : tuple of float
+        The bandwidth scales; the numeric bandwidths are multiplied by each in turn.
+    gammas : tuple of ndarray of shape (n_features,)
+        The kernel parameters at each scale.
+    constant : ndarray of bool of shape (n_features,)
+        Columns with a single value: their factor is 1 on every pair.
+    categorical : ndarray of bool of shape (n_features,)
+    """
+
+    data: np.ndarray
+    kernels: tuple
+    bandwidths: np.ndarray
+    scales: tuple
+    gammas: tuple
+    constant: np.ndarray
+    categorical: np.ndarray
+
+    def factors(self):
+        """The kernel factors of pairs of these columns, at every scale (:class:`DataFactors`)."""
+        return DataFactors(self.data, self.kernels, self.gammas, self.constant)
+
+
+def resolve_scales(scales, n_numeric):
+    """The bandwidth scales: "auto" is (1, sqrt(n_numeric)), or (1,) for one numeric column."""
+    if isinstance(scales, str):
+        return (1.0, math.sqrt(n_numeric)) if n_numeric > 1 else (1.0,)
+    try:
+        values = np.asarray(scales, dtype=np.float64)
+    except (TypeError, ValueError):
+        values = None
+    if (values is None or values.ndim != 1 or values.size == 0
+            or not np.all(np.isfinite(values) & (values > 0))):
+        raise ValueError(
+            f"scales must be 'auto' or a non-empty list of positive numbers; got {scales!r}."
+        )
+    return tuple(values.tolist())
+
+
+def prepare_features(X, categorical, *, kernel="rbf", bandwidth="median", scales="auto",
+                     column_names=None):
+    """Standardise, encode and give bandwidths to the columns of X.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Float columns, or objects where some columns are categorical.
+    categorical : ndarray of bool of shape (n_features,)
+        The columns compared by the delta kernel; they may hold any labels.
+    kernel : {"rbf", "laplacian", "cauchy"}, default="rbf"
+        The kernel factor of the numeric columns.
+    bandwidth : {"median", "scott", "silverman", "std"} or float, default="median"
+        The bandwidth rule (:func:`pkex_select.kernels.bandwidths`) on the standardised
+        numeric columns.
+    scales : "auto" or sequence of float, default="auto"
+        See :func:`resolve_scales`.
+    column_names : sequence of str, default=None
+        Names for error messages; "column j" when None.
+
+    Returns
+    -------
+    PreparedFeatures
+    """
+    categorical = np.asarray(categorical, dtype=bool)
+    numeric = ~categorical
+    if categorical.any() or np.asarray(X).dtype == object:
+        X = np.asarray(X, dtype=object)
+        columns = np.empty(X.shape, dtype=np.float64)
+        for j in range(X.shape[1]):
+            name = str(column_names[j]) if column_names is not None else f"column {j}"
+            if categorical[j]:
+                columns[:, j] = encode_labels(X[:, j], f"categorical column {name}")[1]
+                continue
+            try:
+                columns[:, j] = X[:, j].astype(np.float64)
+            except (TypeError, ValueError):
+                raise ValueError(non_numeric_message([name])) from None
+        if not np.all(np.isfinite(columns[:, numeric])):
+            raise ValueError("Input X contains NaN or infinity.")
+    else:
+        columns = np.array(X, dtype=np.float64)
+    constant = np.all(columns == columns[:1], axis=0)
+    columns[:, numeric] = standardise(columns[:, numeric])[0]
+    kernels = tuple("delta" if is_categorical else kernel for is_categorical in categorical)
+    column_bandwidths = np.ones(columns.shape[1])
+    if numeric.any():
+        column_bandwidths[numeric] = bandwidths(columns[:, numeric], bandwidth)
+    resolved = resolve_scales(scales, int(numeric.sum()))
+    gammas = tuple(
+        np.array([gamma_from_bandwidth(k, s if k == "delta" else s * scale)
+                  for k, s in zip(kernels, column_bandwidths)])
+        for scale in resolved
+    )
+    return PreparedFeatures(columns, kernels, column_bandwidths, resolved, gammas, constant,
+                            categorical)
+
+
+def non_numeric_message(columns):
+    return (
+        f"X has non-numeric values in {', '.join(map(str, columns))}. Declare such "
+        "columns in categorical_features=[...] (they then get a delta kernel) or encode "
+        "them as numbers."
+    )
+
+
+class DataFactors:
+    """Kernel factors ``k_j(X[a, j], X[b, j])`` of pairs, from (standardised) numeric data.
+
+    Categorical columns hold integer codes for the delta kernel. ``gammas`` holds one
+    array of per-feature parameters per bandwidth scale; a call returns the factors of
+    every scale, computed from one set of differences.
+    """
+
+    def __init__(self, X, kernels, gammas, constant=None):
+        self.X, self.gammas = X, [np.asarray(g) for g in gammas]
+        self.n_features = X.shape[1]
+        self.constant = (np.zeros(self.n_features, dtype=bool) if constant is None
+                         else np.asarray(constant))
+        # The columns of each kernel, found once rather than for every chunk.
+        kernels = np.asarray(kernels)
+        self.columns = {kernel: np.flatnonzero(kernels == kernel) for kernel in set(kernels)}
+
+    def _differences(self, pairs):
+        X = self.X
+        if pairs.rows is None:
+            Z = X[pairs.a]
+            Z -= X[pairs.b]
+            return Z
+        # All pairs of a row range: contiguous slices of X, no gather.
+        Z = np.empty((pairs.a.size, self.n_features))
+        offset = 0
+        for a in range(*pairs.rows):
+            count = X.shape[0] - 1 - a
+            np.subtract(X[a + 1 :], X[a], out=Z[offset : offset + count])
+            offset += count
+        return Z
+
+    def __call__(self, pairs):
+        differences = self._differences(pairs)
+        return [self._factors(differences.copy() if k < len(self.gammas) - 1 else differences,
+                              gamma) for k, gamma in enumerate(self.gammas)]
+
+    def _factors(self, Z, gamma):
+        if len(self.columns) == 1:
+            return factor_of_difference(Z, next(iter(self.columns)), gamma)
+        for kernel, cols in self.columns.items():
+            Z[:, cols] = factor_of_difference(Z[:, cols], kernel, gamma[cols])
+        return Z
+
+
+class GramFactors:
+    """Kernel factors of pairs read from per-feature Gram matrices, one stack per scale.
+
+    ``K`` has shape (n_scales, n_features, n, n). A feature whose Gram matrix is all ones
+    at every scale is constant: its factor is 1 on every pair.
+    """
+
+    def __init__(self, K):
+        self.K = K
+        self.n_features = K.shape[1]
+        self.constant = np.all(K == 1.0, axis=(0, 2, 3))
+
+    def __call__(self, pairs):
+        return [stack[:, pairs.a, pairs.b].T for stack in self.K]

@@ -1,0 +1,227 @@
+"""The leave-one-out integrals of the pair game, each path compiled and in NumPy.
+
+For a chunk of pairs with kernel factors ``Z`` (n_pairs, d) and removed factors ``R`` (the
+factor a removed feature takes; None for the default 1), every function here computes
+
+    I_pj = integral_0^1 prod_{i != j} ((1 - t) R_pi + t Z_pi) dt
+
+by a rule it is given (:mod:`._quadrature` proves how many nodes or terms suffice;
+:mod:`._engine` chooses the path). Each compiled kernel (numba, ``*_numba``) stands beside its
+NumPy twin (``*_numpy``), which it is tested against; the compiled ones are None when numba
+cannot be imported.
+
+- :func:`loo_integrals_numpy` / ``loo_integrals_numba``: Gauss-Legendre quadrature with
+  prefix and suffix products (no division: zero and negative factors are fine), O(m d) per
+  pair for m nodes.
+- :func:`series_integrals_numpy` / ``series_integrals_numba``: the series form for factors
+  near 1 (``R`` = 1 only), ``I_j = sum_r u_j^r M_r`` with moments ``M_r`` of the full
+  product: O((m + R) d) per pair in register-bound loops.
+- :func:`deviations_numpy` / ``deviations_numba``: one pass for what the plan needs, each
+  pair's ``S = sum_j |Z_pj - R_pj|``, the largest ``|Z_pj - R_pj|`` and whether some factor
+  exceeds its removed factor.
+"""
+
+import numpy as np
+
+from ._scheduling import TASK_BYTES
+
+__all__ = [
+    "NUMBA",
+    "deviations_numba",
+    "deviations_numpy",
+    "loo_integrals_numba",
+    "loo_integrals_numpy",
+    "series_integrals_numba",
+    "series_integrals_numpy",
+]
+
+
+def loo_integrals_numpy(Z, removed, nodes, complements, node_weights):
+    """``I_pj`` by the rule (nodes, 1 - nodes, weights), in NumPy tiles (rows, nodes, d)."""
+    n_rows, n_features = Z.shape
+    removed = 1.0 if removed is None else removed[:, None, :]
+    integrals = np.zeros((n_rows, n_features))
+    step = max(1, 2 * TASK_BYTES // (8 * max(n_rows, 1) * n_features * 3))
+    for start in range(0, nodes.size, step):
+        tile = slice(start, start + step)
+        factors = complements[tile, None] * removed + nodes[tile, None] * Z[:, None, :]
+        loo = np.ones_like(factors)
+        np.cumprod(factors[:, :, :-1], axis=2, out=loo[:, :, 1:])
+        loo[:, :, :-1] *= np.cumprod(factors[:, :, :0:-1], axis=2)[:, :, ::-1]
+        integrals += np.matmul(node_weights[tile], loo)
+    return integrals
+
+
+def series_integrals_numpy(Z, nodes, node_weights, n_terms):
+    """``I_pj = sum_{r < n_terms} u_pj^r M_pr`` (u = 1 - z, removed factors 1) in NumPy.
+
+    ``M_pr = sum_k w_k t_k^r prod_i (1 - t_k u_pi)``; see :func:`._quadrature.series_rule`.
+    """
+    u = 1.0 - Z
+    step = max(1, TASK_BYTES // (8 * nodes.size * Z.shape[1]))
+    products = np.concatenate([
+        np.prod(1.0 - nodes[:, None] * u[start : start + step, None, :], axis=2)
+        for start in range(0, Z.shape[0], step)
+    ]) if Z.shape[0] else np.zeros((0, nodes.size))
+    moments = (products * node_weights) @ nodes[:, None] ** np.arange(n_terms)
+    integrals = np.repeat(moments[:, -1:], Z.shape[1], axis=1)
+    for r in range(n_terms - 2, -1, -1):
+        integrals *= u
+        integrals += moments[:, r : r + 1]
+    return integrals
+
+
+def deviations_numpy(Z, removed):
+    """Each pair's ``sum_j |Z_pj - R_pj|``, the largest ``|Z_pj - R_pj|``, and whether some
+    ``Z_pj > R_pj``."""
+    differences = Z - (1.0 if removed is None else removed)
+    magnitudes = np.abs(differences)
+    return (magnitudes.sum(axis=1), float(magnitudes.max(initial=0.0)),
+            bool((differences > 0).any()))
+
+
+# ----------------------------------------------------------------------- compiled twins
+# Written as plain Python over scalars (numba compiles them); pairs are the contiguous axis
+# of every buffer, so the inner loops vectorise.
+
+
+def _loo_integrals_kernel(Z, removed, nodes, complements, node_weights, lanes):
+    """Compiled twin of :func:`loo_integrals_numpy`; ``lanes`` pairs are swept together.
+
+    Two sweeps per node: forward, the prefix products ``prod_{i < j} f_i``; backward, the
+    suffix products with the quadrature weight folded in, accumulated against the prefixes.
+    numba prunes the ``removed is None`` branches at compile time.
+    """
+    n_rows, n_features = Z.shape
+    integrals = np.empty((n_rows, n_features))
+    width_max = min(lanes, n_rows)
+    factors = np.empty((n_features, width_max))
+    origins = np.empty((n_features, width_max))
+    prefix = np.empty((n_features, width_max))
+    acc = np.empty((n_features, width_max))
+    running = np.empty(width_max)
+    for start in range(0, n_rows, width_max):
+        width = min(width_max, n_rows - start)
+        for j in range(n_features):
+            for p in range(width):
+                factors[j, p] = Z[start + p, j]
+                if removed is not None:
+                    origins[j, p] = removed[start + p, j]
+        acc[:, :width] = 0.0
+        for k in range(nodes.size):
+            t = nodes[k]
+            one_minus_t = complements[k]
+            running[:width] = 1.0
+            for j in range(n_features):
+                for p in range(width):
+                    prefix[j, p] = running[p]
+                    if removed is None:
+                        running[p] *= one_minus_t + t * factors[j, p]
+                    else:
+                        running[p] *= one_minus_t * origins[j, p] + t * factors[j, p]
+            running[:width] = node_weights[k]
+            for j in range(n_features - 1, -1, -1):
+                for p in range(width):
+                    acc[j, p] += prefix[j, p] * running[p]
+                    if removed is None:
+                        running[p] *= one_minus_t + t * factors[j, p]
+                    else:
+                        running[p] *= one_minus_t * origins[j, p] + t * factors[j, p]
+        for j in range(n_features):
+            for p in range(width):
+                integrals[start + p, j] = acc[j, p]
+    return integrals
+
+
+def _series_integrals_kernel(Z, nodes, node_weights, n_terms):
+    """Compiled twin of :func:`series_integrals_numpy`, one pair at a time.
+
+    Every loop runs along the features of one pair: the products and Horner steps vectorise.
+    """
+    n_rows, n_features = Z.shape
+    integrals = np.empty((n_rows, n_features))
+    u = np.empty(n_features)
+    weighted = np.empty(nodes.size)
+    moments = np.empty(n_terms)
+    for p in range(n_rows):
+        for j in range(n_features):
+            u[j] = 1.0 - Z[p, j]
+        for k in range(nodes.size):
+            product = 1.0
+            for j in range(n_features):
+                product *= 1.0 - nodes[k] * u[j]
+            weighted[k] = node_weights[k] * product
+        for r in range(n_terms):
+            total = 0.0
+            for k in range(nodes.size):
+                total += weighted[k]
+                weighted[k] *= nodes[k]
+            moments[r] = total
+        horner = integrals[p]
+        horner[:] = moments[n_terms - 1]
+        for r in range(n_terms - 2, -1, -1):
+            for j in range(n_features):
+                horner[j] = horner[j] * u[j] + moments[r]
+    return integrals
+
+
+def _deviations_kernel(Z, removed):
+    """Compiled twin of :func:`deviations_numpy`: one pass, no temporaries."""
+    result = np.empty(Z.shape[0])
+    largest = 0.0
+    above = False
+    for p in range(Z.shape[0]):
+        total = 0.0
+        for j in range(Z.shape[1]):
+            difference = Z[p, j] - (1.0 if removed is None else removed[p, j])
+            total += abs(difference)
+            largest = max(largest, abs(difference))
+            above = above or difference > 0.0
+        result[p] = total
+    return result, largest, above
+
+
+def _cache_outside_the_package(dispatcher):
+    """Cache compiled code in the user's cache directory, never next to the source.
+
+    numba's default ``cache=True`` writes into ``pkex_select/__pycache__``. Those files are
+    not in the wheel's record, so ``pip uninstall`` leaves the folder behind, and the empty
+    namespace package it leaves shadows a later editable install. Only the locators that
+    honour ``NUMBA_CACHE_DIR`` or use the user-wide cache are kept; where neither directory
+    is writable the kernel is compiled on each run instead.
+    """
+    try:
+        from numba.core import caching
+    except ImportError:  # pragma: no cover - numba moved its private caching module
+        return dispatcher
+
+    class OutOfTreeImpl(caching.CompileResultCacheImpl):
+        _locator_classes = [caching.UserProvidedCacheLocator, caching.UserWideCacheLocator]
+
+    class OutOfTreeCache(caching.FunctionCache):
+        _impl_class = OutOfTreeImpl
+
+    try:
+        dispatcher._cache = OutOfTreeCache(dispatcher.py_func)
+    except RuntimeError:  # no writable cache directory: compile on each run
+        pass
+    return dispatcher
+
+
+def _compile(function):
+    import numba
+
+    return _cache_outside_the_package(
+        numba.njit(nogil=True, fastmath={"reassoc", "contract"})(function))
+
+
+try:
+    import numba  # noqa: F401
+except ImportError:  # pragma: no cover - numba is a core dependency
+    NUMBA = False
+    loo_integrals_numba = series_integrals_numba = deviations_numba = None
+else:
+    NUMBA = True
+    loo_integrals_numba = _compile(_loo_integrals_kernel)
+    series_integrals_numba = _compile(_series_integrals_kernel)
+    deviations_numba = _compile(_deviations_kernel)

@@ -1,0 +1,71 @@
+"""How streamed work is cut into tasks and run: the package's one memory budget and one runner.
+
+Every computation over many pairs (the engine's chunks of rows, the chunks of pairs of the
+HSIC and MMD games, the explainer's batches of points) is cut by :func:`rows_per_task` and run
+by :func:`run_tasks`, so memory stays bounded and ``n_jobs`` means the same everywhere.
+"""
+
+import sys
+from numbers import Integral
+
+from joblib import Parallel, delayed, effective_n_jobs
+
+__all__ = ["TASK_BYTES", "row_slices", "rows_per_task", "run_tasks"]
+
+# What one task may hold in its largest temporaries (a chunk of factors, its contributions,
+# its weights; the NumPy path's tiles of leave-one-out products). Small enough for the caches
+# and below the allocator's mmap threshold, so a new chunk costs no page faults.
+TASK_BYTES = 2**20
+# Below this many multiply-adds a thread pool costs more than it saves.
+MIN_PARALLEL_WORK = 2e7
+
+
+def rows_per_task(n_rows, row_bytes, n_jobs=None):
+    """Rows of one task: as many as fit in ``TASK_BYTES``, and at least four tasks per worker."""
+    rows = max(1, TASK_BYTES // max(1, row_bytes))
+    workers = effective_n_jobs(n_jobs)
+    if workers > 1:  # a few tasks per worker to balance the load
+        rows = min(rows, max(1, -(-n_rows // (4 * workers))))
+    return rows
+
+
+def row_slices(n_rows, row_bytes, chunk_size=None, n_jobs=None):
+    """Slices of ``chunk_size`` rows, or by default as many as :func:`rows_per_task` gives."""
+    if chunk_size is not None:
+        if not isinstance(chunk_size, Integral) or isinstance(chunk_size, bool) or chunk_size < 1:
+            raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}.")
+        rows = int(chunk_size)
+    else:
+        rows = rows_per_task(n_rows, row_bytes, n_jobs)
+    return [slice(s, s + rows) for s in range(0, n_rows, rows)]
+
+
+def run_tasks(function, tasks, n_jobs=None, *, work=None):
+    """``function(task)`` for every task, yielded in order as they finish.
+
+    Threads through :mod:`joblib` (the kernels release the GIL), so
+    ``joblib.parallel_config(backend="dask")`` moves the work to a cluster. Results are
+    yielded one at a time, so that callers sum them without holding them all. The tasks run
+    in this thread when there is one, or when ``work`` (multiply-adds in all) is too small to
+    share.
+    """
+    tasks = list(tasks)
+    if len(tasks) <= 1 or (work is not None and work < MIN_PARALLEL_WORK):
+        return map(function, tasks)
+    return Parallel(n_jobs=n_jobs, prefer="threads", return_as="generator")(
+        delayed(function)(task) for task in tasks
+    )
+
+
+def progress_printer(name, verbose):
+    """A ``progress(done, total)`` callback that prints to stderr every 1/20 of the work, or
+    None when ``verbose`` is 0."""
+    if not verbose:
+        return None
+
+    def progress(done, total):
+        if done == total or done % max(1, total // 20) == 0:
+            print(f"\r[{name}] {done}/{total} chunks of pairs",
+                  end="\n" if done == total else "", file=sys.stderr, flush=True)
+
+    return progress
