@@ -24,9 +24,11 @@ extensions = [
     "sphinx.ext.mathjax",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
+    "myst_parser",
 ]
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 templates_path = ["_templates"]
-exclude_patterns = ["_build", "design.md", "auto_examples/*.ipynb", "auto_examples/*.py",
+exclude_patterns = ["_build", "auto_examples/*.ipynb", "auto_examples/*.py",
                     "auto_examples/*.zip", "auto_examples/*.json", "auto_examples/*.md5"]
 
 autosummary_generate = True

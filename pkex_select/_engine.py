@@ -27,7 +27,25 @@ from . import _integrals
 from ._quadrature import DEFAULT_TOL, exact_node_count, gauss_rule, node_counts, series_rule
 from ._scheduling import row_slices, run_tasks
 
-__all__ = ["IntegralPlan", "pair_contributions", "plan_integrals", "shapley_values"]
+__all__ = [
+    "adaptive_deviations",
+    "as_factors",
+    "as_removed_factors",
+    "as_weight_matrix",
+    "check_options",
+    "contributions",
+    "IntegralPlan",
+    "integrals_with_rule",
+    "integrate",
+    "loo_integrals",
+    "pair_contributions",
+    "plan_integrals",
+    "renamed_baseline",
+    "shapley_values",
+    "solve_values",
+    "UNSET",
+    "weighted_contributions",
+]
 
 # Pairs processed together by the compiled quadrature kernel, the vectorised axis of its
 # buffers: at most 64, and fewer for many features, so that its three (features, pairs)

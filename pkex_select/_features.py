@@ -15,7 +15,14 @@ import numpy as np
 from ._validation import encode_labels, standardise
 from .kernels import bandwidths, factor_of_difference, gamma_from_bandwidth
 
-__all__ = ["DataFactors", "GramFactors", "PreparedFeatures", "prepare_features", "resolve_scales"]
+__all__ = [
+    "DataFactors",
+    "GramFactors",
+    "non_numeric_message",
+    "prepare_features",
+    "PreparedFeatures",
+    "resolve_scales",
+]
 
 
 @dataclass(frozen=True)

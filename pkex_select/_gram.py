@@ -7,6 +7,12 @@ import numpy as np
 from ._scheduling import rows_per_task
 from .kernels import kernel_factor
 
+__all__ = [
+    "check_feature_grams",
+    "check_gram_matrices",
+    "TargetGram",
+]
+
 
 def check_feature_grams(K, statistic):
     """Validate per-feature Gram matrices: symmetric, finite, unit diagonal.
@@ -94,7 +100,7 @@ class TargetGram:
 
     @cached_property
     def row_means(self):
-        """Row means of the whole matrix, O(n^2) evaluations in row blocks (O(n) memory each)."""
+        """Row means of the whole matrix, O(n^2) evaluations in chunks of rows (O(n) memory each)."""
         everyone = self._identity
         rows = rows_per_task(self.n_samples, 8 * self.n_samples * everyone[0].size)
         return np.concatenate([

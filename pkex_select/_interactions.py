@@ -35,7 +35,13 @@ from ._engine import (
 from ._quadrature import DEFAULT_TOL, exact_node_count, gauss_rule, node_counts
 from ._scheduling import TASK_BYTES, row_slices, run_tasks
 
-__all__ = ["INDICES", "interaction_values"]
+__all__ = [
+    "assemble",
+    "check_index",
+    "chunk_interactions",
+    "INDICES",
+    "interaction_values",
+]
 
 # Index name (shapiq's) -> the order it is defined for here.
 INDICES = {"SV": 1, "BV": 1, "SII": 2, "BII": 2, "STII": 2, "k-SII": 2, "Moebius": 2}

@@ -19,6 +19,14 @@ from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, RobustScaler, Stan
 from sklearn.svm import SVC, SVR, NuSVC, NuSVR, OneClassSVM
 from sklearn.utils.validation import check_is_fitted
 
+__all__ = [
+    "as_dense",
+    "KernelExpansion",
+    "KernelTerm",
+    "model_output",
+    "read_model",
+]
+
 # Transformers that map each column on its own by an increasing affine map, so Shapley values
 # of the transformed columns are the values of the raw columns.
 PER_FEATURE_STEPS = (StandardScaler, MinMaxScaler, RobustScaler, MaxAbsScaler)

@@ -25,7 +25,17 @@ from ._quadrature import DEFAULT_TOL
 from ._scheduling import progress_printer, run_tasks
 from ._statistics import VALUE_FUNCTIONS
 
-__all__ = ["Attribution", "attribute", "draw_permutations"]
+__all__ = [
+    "attribute",
+    "Attribution",
+    "ATTRIBUTION_CONSTRAINTS",
+    "draw_permutations",
+    "gram_attribution",
+    "gram_scales",
+    "joint_kernel_std",
+    "RemovedFactors",
+    "solve",
+]
 
 
 @dataclass(frozen=True)

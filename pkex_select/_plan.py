@@ -11,6 +11,12 @@ import numpy as np
 
 from ._scheduling import rows_per_task
 
+__all__ = [
+    "AllPairs",
+    "Pairs",
+    "SampleBlocks",
+]
+
 
 class Pairs(NamedTuple):
     """The pairs ``(a[p], b[p])``, a < b, of one chunk of a plan."""

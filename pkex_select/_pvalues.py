@@ -10,6 +10,20 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import false_discovery_control
 
+__all__ = [
+    "adjusted_pvalues",
+    "CORRECTIONS",
+    "feature_statistics",
+    "holm_pvalues",
+    "maxt_pvalues",
+    "overall_pvalue",
+    "permutation_pvalues",
+    "permutation_tests",
+    "PermutationTests",
+    "studentise",
+    "weighted_min_pvalue",
+]
+
 CORRECTIONS = ("maxT", "holm", "fdr_bh")
 # A permuted value within this many ulps of the observed one counts as a tie, as in
 # scipy.stats.permutation_test: a permutation that reproduces the statistic up to rounding
@@ -87,17 +101,17 @@ def permutation_pvalues(values):
 
 
 def studentise(values):
-    """Centre and scale each column by its mean and spread over all permutations.
+    """Centre and scale each column by its mean and standard deviation over all permutations.
 
-    The observed labels (the identity permutation) are included, so that the centring and scaling are the same function
-    of the set of permutations whichever of them is the observed one: permutation tests on the
-    studentised values stay exact. A column without spread (a constant feature) becomes
-    -inf: it can never be significant.
+    The observed labels (the identity permutation) are included, so that the centring and
+    scaling are the same function of the set of permutations whichever of them is the
+    observed one: permutation tests on the studentised values stay exact. A column without
+    variance (a constant feature) becomes -inf: it can never be significant.
     """
-    spread = values.std(axis=0)
+    std = values.std(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        scaled = (values - values.mean(axis=0)) / spread
-    scaled[:, spread == 0] = -np.inf
+        scaled = (values - values.mean(axis=0)) / std
+    scaled[:, std == 0] = -np.inf
     return scaled
 
 
@@ -127,7 +141,7 @@ def maxt_pvalues(values):
     """Westfall-Young maxT step-down adjusted p-values, one-sided (large values significant).
 
     The statistics are the studentised values (:func:`studentise`), so that features with a
-    wider null spread do not dominate the maximum. With the features permuted by their
+    wider null spread do not dominate the maximum. With the features sorted by their
     observed statistic, the adjusted p-value of the k-th is the share of permutations whose
     largest statistic over the k-th and all less significant features reaches it, made
     monotone (Westfall and Young, 1993, Algorithm 2.8).

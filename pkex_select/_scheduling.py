@@ -10,7 +10,14 @@ from numbers import Integral
 
 from joblib import Parallel, delayed, effective_n_jobs
 
-__all__ = ["TASK_BYTES", "row_slices", "rows_per_task", "run_tasks"]
+__all__ = [
+    "MIN_PARALLEL_WORK",
+    "progress_printer",
+    "row_slices",
+    "rows_per_task",
+    "run_tasks",
+    "TASK_BYTES",
+]
 
 # What one task may hold in its largest temporaries (a chunk of factors, its contributions,
 # its weights; the NumPy path's tiles of leave-one-out products). Small enough for the caches

@@ -24,6 +24,10 @@ from ._statistics import VALUE_FUNCTIONS
 from ._validation import check_no_missing
 from .kernels import BANDWIDTH_RULES
 
+__all__ = [
+    "ShapleySelectorBase",
+]
+
 
 def _ranking(values, constant):
     """1 for the largest value, 2 for the next, ...; constant features last."""

@@ -18,8 +18,17 @@ from sklearn.utils._param_validation import Interval
 
 from ._gram import TargetGram
 from ._plan import AllPairs, SampleBlocks
-from ._validation import categorical_dtypes, encode_labels, is_class_labels, standardise
+from ._validation import encode_labels, is_class_labels, standardise
 from .kernels import bandwidths, gamma_from_bandwidth
+
+__all__ = [
+    "Cells",
+    "HSIC",
+    "MMD",
+    "PARAMETER_CONSTRAINTS",
+    "SampleCodes",
+    "VALUE_FUNCTIONS",
+]
 
 # How a removed feature's Gram matrix is replaced: by ones, or by its mean (see Cells).
 VALUE_FUNCTIONS = ("baseline", "observational")
@@ -45,8 +54,9 @@ class Cells(NamedTuple):
     """Where the observational value function takes its kernel means.
 
     A removed feature's Gram matrix is replaced by its mean over each cell: the whole matrix
-    for HSIC, each part of pairs of groups (P x P, Q x Q, P x Q) for MMD. Cells may depend on
-    the permutation of the labels (MMD); then every array has one row per permutation, else one row.
+    for HSIC, the pairs of each two groups (P x P, Q x Q, P x Q) for MMD. Cells may depend on
+    the permutation of the labels (MMD); then every array has one row per permutation, else
+    one row.
     """
 
     pair_cells: object  # Pairs -> int array (n_cell_perm, n_pairs)

@@ -12,6 +12,17 @@ from numbers import Real
 import numpy as np
 import pandas as pd
 
+__all__ = [
+    "categorical_dtypes",
+    "check_no_missing",
+    "encode_labels",
+    "is_class_labels",
+    "MAX_CLASSES",
+    "MIN_SAMPLES_PER_CLASS",
+    "standardise",
+    "TargetTypeWarning",
+]
+
 # Integer-valued targets with at most this many distinct values are class labels ...
 MAX_CLASSES = 20
 # ... and so are those with fewer than this many samples per value on average.

@@ -218,13 +218,13 @@ class ProductKernelExplainer:
         for term in e.terms:
             total = np.zeros(e.points.shape)
             for start in range(0, background.shape[0], rows):
-                block = background[start : start + rows]
-                total += factor_tensor(block, e.points, term.kernel, term.gamma).sum(axis=0)
+                batch = background[start : start + rows]
+                total += factor_tensor(batch, e.points, term.kernel, term.gamma).sum(axis=0)
             means.append(total / background.shape[0])
         return np.concatenate(means) if means else np.ones((0, self.n_features_in_))
 
     def _pair_weights(self):
-        """Pair weights (one block of training points per kernel term) and v(empty)."""
+        """Pair weights (the training points once per kernel term, stacked) and v(empty)."""
         e = self._expansion
         weights = np.concatenate([term.coef * e.weights for term in e.terms]) if e.terms else (
             np.zeros((0, e.weights.shape[1]))
@@ -233,16 +233,16 @@ class ProductKernelExplainer:
             return weights, e.offset + weights.sum(axis=0)
         return weights, e.offset + np.prod(self._removed_factors, axis=1) @ weights
 
-    def _factor_blocks(self, inputs):
+    def _factor_batches(self, inputs):
         e = self._expansion
         n_pairs = e.points.shape[0] * len(e.terms)
         rows = rows_per_task(inputs.shape[0], 8 * n_pairs * self.n_features_in_)
         for start in range(0, inputs.shape[0], rows):
-            block = inputs[start : start + rows]
-            Z = [factor_tensor(block, e.points, term.kernel, term.gamma) for term in e.terms]
+            batch = inputs[start : start + rows]
+            Z = [factor_tensor(batch, e.points, term.kernel, term.gamma) for term in e.terms]
             if not Z:  # a model whose kernel is a constant: no pairs
-                Z = [np.ones((block.shape[0], 0, self.n_features_in_))]
-            yield slice(start, start + block.shape[0]), Z[0] if len(Z) == 1 else (
+                Z = [np.ones((batch.shape[0], 0, self.n_features_in_))]
+            yield slice(start, start + batch.shape[0]), Z[0] if len(Z) == 1 else (
                 np.concatenate(Z, axis=1))
 
     def _shape_outputs(self, array):
@@ -270,7 +270,7 @@ class ProductKernelExplainer:
         weights, empty_value = self._pair_weights()
         shape = (data.shape[0],) + (self.n_features_in_,) * max_order + (weights.shape[1],)
         values = np.empty(shape)
-        for rows, Z in self._factor_blocks(inputs):
+        for rows, Z in self._factor_batches(inputs):
             batch_weights = np.broadcast_to(weights, (Z.shape[0],) + weights.shape)
             values[rows] = interaction_values(
                 Z, batch_weights, index=index, max_order=max_order,
@@ -305,7 +305,7 @@ class ProductKernelExplainer:
         offset = self._expansion.offset
         removed = 1.0 if self._removed_factors is None else self._removed_factors
         out = np.empty((data.shape[0], masks.shape[0], weights.shape[1]))
-        for rows, Z in self._factor_blocks(inputs):
+        for rows, Z in self._factor_batches(inputs):
             for s, mask in enumerate(masks):
                 out[rows, s] = np.prod(np.where(mask, Z, removed), axis=2) @ weights + offset
         return self._shape_outputs(out)

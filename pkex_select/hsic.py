@@ -165,7 +165,7 @@ class HSICShapleySelector(ShapleySelectorBase):
     n_permutations : int, default=0
         When positive, per-feature permutation p-values ``pvalues_`` and the p-value of the
         HSIC independence test ``pvalue_``. Each permutation of y re-weights the same pairs:
-        one matrix-vector product per block of pairs, no new Shapley computation.
+        one matrix-vector product per chunk of pairs, no new Shapley computation.
     correction : {"maxT", "holm", "fdr_bh"}, default="maxT"
         How ``adjusted_pvalues_`` correct the per-feature p-values for testing every
         feature. "maxT": the Westfall-Young step-down procedure on the values studentised

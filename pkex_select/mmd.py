@@ -52,11 +52,11 @@ def mmd_shapley_values(K, y, *, estimator="biased", block_size=20, n_repetitions
     block_size, n_repetitions : int, default=20, 3
         Block estimator only.
     value_function : {"baseline", "observational"}, default="baseline"
-        A removed feature's Gram matrix becomes all ones, or its mean over each block of
-        pairs of samples (P x P, Q x Q, P x Q), as in the published authors' code. The
-        observational v(empty) is the MMD^2 of those block means, not 0, and it already
+        A removed feature's Gram matrix becomes all ones, or its mean over each cell, the
+        pairs of two samples (P x P, Q x Q, P x Q), as in the published authors' code. The
+        observational v(empty) is the MMD^2 of those cell means, not 0, and it already
         holds every feature's marginal drift (a shifted or widened feature has different
-        block means): the values split only what is left, so they do not point at drifted
+        cell means): the values split only what is left, so they do not point at drifted
         features. Use it to compare with that code; attribute drift with "baseline".
     scales : array-like of float, default=None
         The bandwidth scale of each stack of ``K``; by default 1, 2, ... (widest last).
@@ -150,7 +150,7 @@ class MMDShapleyAttributor(ShapleySelectorBase):
     n_permutations : int, default=0
         When positive, ``pvalue_`` (the permutation two-sample test) and ``pvalues_`` (one
         per feature). Each permutation of the labels re-weights the same pairs: one
-        matrix-vector product per block of pairs.
+        matrix-vector product per chunk of pairs.
     correction : {"maxT", "holm", "fdr_bh"}, default="maxT"
         How ``adjusted_pvalues_`` correct the per-feature p-values for testing every
         feature; see :class:`HSICShapleySelector`.
@@ -163,7 +163,7 @@ class MMDShapleyAttributor(ShapleySelectorBase):
     value_function : {"baseline", "observational"}, default="baseline"
         How a removed feature's Gram matrix is replaced: by ones (an infinite bandwidth;
         the values add up to the statistic), or by its mean over the entries the estimator
-        uses (each block of pairs of samples: P x P, Q x Q, P x Q), as in the published
+        uses (each cell, the pairs of two samples: P x P, Q x Q, P x Q), as in the published
         authors' current code. Its v(empty), the MMD^2 of those means, already holds each
         feature's marginal drift, so the values split only what is left and do not point
         at drifted features: use it to compare with that code, and "baseline" to find
@@ -191,7 +191,7 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         (summed over pairs of samples for more than two) with ``scales=[1]``, else its sum
         over ``scales_``, each divided by the standard deviation of the joint kernel. Under
         the observational value function the values add up to that minus ``v(empty)``, the
-        MMD^2 of the block means, which is what ``mmd_`` then holds.
+        MMD^2 of the cell means, which is what ``mmd_`` then holds.
     interaction_values_ : ndarray of shape (`n_features_in_`, `n_features_in_`)
         As in :class:`HSICShapleySelector` (only when ``interactions`` is set).
     scales_ : tuple of float

@@ -104,7 +104,8 @@ def test_loo_integrals_group_pairs_of_equal_counts():
     counts = node_counts(np.abs(Z - 1).sum(1), 100)
     assert len(np.unique(counts)) >= 3 and counts.min() < 10
     for backend in ["numpy", "numba"]:
-        np.testing.assert_allclose(loo_integrals(Z, None, backend), loo_integrals(Z, None, backend, 0.0),
+        np.testing.assert_allclose(loo_integrals(Z, None, backend),
+                                   loo_integrals(Z, None, backend, 0.0),
                                    rtol=0, atol=1e-14)
 
 

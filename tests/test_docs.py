@@ -36,3 +36,13 @@ def test_readme_links_to_existing_guide_pages():
     assert len(links) >= 5
     for link in links:
         assert (DOCS.parent / link).exists(), link
+
+
+def test_design_notes_are_in_the_build_and_name_modules_that_exist():
+    index = (DOCS / "index.rst").read_text()
+    assert re.search(r"^   design$", index, flags=re.MULTILINE)
+    design = (DOCS / "design.md").read_text()
+    package = Path(pkex_select.__file__).resolve().parent
+    layered = set(re.findall(r"^      (_?\w+) ", design, flags=re.MULTILINE))
+    modules = {path.stem for path in package.glob("*.py")} - {"__init__"}
+    assert layered == modules, (sorted(layered - modules), sorted(modules - layered))

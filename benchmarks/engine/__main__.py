@@ -59,7 +59,7 @@ def solver(method):
 
 
 def worker(method, kind, n_features, n_pairs, seed):
-    from pkex_select._engine import node_counts
+    from pkex_select._quadrature import node_counts
 
     Z, weights = make_game(kind, n_features, n_pairs, seed)
     solve = solver(method)

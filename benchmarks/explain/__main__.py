@@ -40,7 +40,7 @@ from sklearn.svm import SVR
 
 from benchmarks._measure import markdown_table, progress, write_results
 from pkex_select import ProductKernelExplainer
-from pkex_select._engine import DEFAULT_TOL, node_counts
+from pkex_select._quadrature import DEFAULT_TOL, node_counts
 from pkex_select.kernels import factor_tensor
 from tests.references import recursion_shapley
 

@@ -1,0 +1,286 @@
+"""The functional core: the plan of the engine, the compiled kernels against their NumPy twins,
+and the functions on Gram matrices against the estimators for every option."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pkex_select import (
+    Attribution,
+    HSICShapleySelector,
+    MMDShapleyAttributor,
+    PermutationTests,
+    _integrals,
+    hsic_shapley_values,
+    interaction_values,
+    mmd_shapley_values,
+    pair_contributions,
+    shapley_values,
+)
+from pkex_select._engine import integrate, plan_integrals
+from pkex_select._quadrature import gauss_rule
+from pkex_select.kernels import gram_matrices
+
+# --------------------------------------------------------------------------- the plan
+
+
+def _factors_for(path, rng):
+    """Pairs whose plan takes ``path`` (the thresholds are the plan's own, not guessed)."""
+    if path == "exact":  # narrow kernels: every pair needs about ceil(d / 2) nodes
+        return rng.uniform(0, 0.3, (400, 60))
+    if path == "series":  # wide kernels at large d
+        return 1 - rng.uniform(0, 1e-3, (400, 1000))
+    if path == "one rule":  # wide kernels but one factor too far from 1 for the series
+        Z = 1 - rng.uniform(0, 1e-3, (400, 100))
+        Z[:, 0] = rng.uniform(0.2, 0.3, 400)
+        return Z
+    # Mixed widths: some pairs need few nodes, others many.
+    Z = np.concatenate([1 - rng.uniform(0, 1e-3, (300, 100)),
+                        1 - rng.uniform(0, 0.05, (200, 100)), rng.uniform(0, 1, (100, 100))])
+    rng.shuffle(Z)
+    return Z
+
+
+def _described(plan):
+    return (plan.path, None if plan.rule is None else plan.rule[0].size, plan.n_terms,
+            [(tuple(rows), n_nodes) for rows, n_nodes in plan.groups])
+
+
+@pytest.mark.parametrize("path", ["exact", "one rule", "grouped", "series"])
+def test_every_path_is_reached_and_both_backends_take_it(path):
+    Z = _factors_for(path, np.random.default_rng(0))
+    plan = plan_integrals(Z)
+    assert plan.path == path
+    assert _described(plan_integrals(Z, backend="numpy")) == _described(plan)
+    exact = integrate(plan_integrals(Z, tol=0), Z)
+    for backend in ["numba", "numpy"]:
+        np.testing.assert_allclose(integrate(plan, Z, backend=backend), exact, rtol=0,
+                                   atol=4 * Z.shape[1] * np.finfo(float).eps)
+
+
+def test_grouped_plan_covers_every_pair_once():
+    Z = _factors_for("grouped", np.random.default_rng(1))
+    plan = plan_integrals(Z)
+    rows = np.concatenate([group_rows for group_rows, _ in plan.groups])
+    np.testing.assert_array_equal(np.sort(rows), np.arange(Z.shape[0]))
+    assert len({n for _, n in plan.groups}) >= 3
+
+
+def test_tolerance_zero_and_removed_factors_above_one_take_the_exact_rule():
+    Z = _factors_for("series", np.random.default_rng(2))
+    assert plan_integrals(Z, tol=0).path == "exact"
+    assert plan_integrals(Z, np.full(Z.shape, 1.5)).path == "exact"
+    # Removed factors other than 1 never take the series (it assumes 1).
+    assert plan_integrals(Z, np.full(Z.shape, 0.999)).path != "series"
+
+
+# ------------------------------------------------------- compiled kernels and their twins
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 70), st.integers(1, 12), st.booleans(),
+       st.integers(0, 2**32 - 1))
+def test_compiled_quadrature_kernel_is_its_numpy_twin(n_rows, n_features, n_nodes, removed,
+                                                      seed):
+    rng = np.random.default_rng(seed)
+    Z = rng.uniform(-1.5, 1.5, (n_rows, n_features))
+    Z[rng.random(Z.shape) < 0.1] = 0.0
+    R = rng.uniform(-1, 1, Z.shape) if removed else None
+    rule = gauss_rule(n_nodes)
+    twin = _integrals.loo_integrals_numpy(Z, R, *rule)
+    scale = np.abs(twin).max(initial=1.0)
+    for lanes in [16, 64]:
+        compiled = _integrals.loo_integrals_numba(Z, R, *rule, lanes)
+        np.testing.assert_allclose(compiled, twin, rtol=0,
+                                   atol=8 * n_features * np.finfo(float).eps * scale)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 300), st.integers(1, 12), st.integers(1, 30),
+       st.integers(0, 2**32 - 1))
+def test_compiled_series_kernel_is_its_numpy_twin(n_rows, n_features, n_nodes, n_terms, seed):
+    rng = np.random.default_rng(seed)
+    Z = 1 - rng.uniform(-0.5, 0.5, (n_rows, n_features))
+    nodes, _, weights = gauss_rule(n_nodes)
+    twin = _integrals.series_integrals_numpy(Z, nodes, weights, n_terms)
+    compiled = _integrals.series_integrals_numba(Z, nodes, weights, n_terms)
+    scale = np.abs(twin).max(initial=1.0)
+    np.testing.assert_allclose(compiled, twin, rtol=0,
+                               atol=8 * (n_features + n_terms) * np.finfo(float).eps * scale)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 50), st.booleans(), st.integers(0, 2**32 - 1))
+def test_compiled_deviations_are_their_numpy_twin(n_rows, n_features, removed, seed):
+    rng = np.random.default_rng(seed)
+    Z = rng.uniform(-1, 1, (n_rows, n_features))
+    R = rng.uniform(-1, 1, Z.shape) if removed else None
+    sums, largest, above = _integrals.deviations_numba(Z, R)
+    twin_sums, twin_largest, twin_above = _integrals.deviations_numpy(Z, R)
+    np.testing.assert_allclose(sums, twin_sums, rtol=1e-14)
+    assert largest == twin_largest and above == twin_above
+
+
+def test_numpy_backend_covers_every_path_end_to_end():
+    rng = np.random.default_rng(3)
+    for path in ["exact", "one rule", "grouped", "series"]:
+        Z = _factors_for(path, rng)
+        weights = rng.normal(size=Z.shape[0])
+        compiled = shapley_values(Z, weights)
+        twin = shapley_values(Z, weights, backend="numpy")
+        scale = np.abs(weights).sum()
+        np.testing.assert_allclose(twin, compiled, rtol=0, atol=1e-14 * scale)
+
+
+# ------------------------------------------------------------------------- renamed names
+
+
+def test_baseline_keyword_is_deprecated_for_removed_factors():
+    rng = np.random.default_rng(4)
+    Z, R = rng.uniform(0, 1, (2, 20, 5))
+    weights = rng.normal(size=20)
+    expected = shapley_values(Z, weights, removed_factors=R)
+    with pytest.warns(FutureWarning, match="removed_factors"):
+        np.testing.assert_array_equal(shapley_values(Z, weights, baseline=R), expected)
+    with pytest.warns(FutureWarning, match="removed_factors"):
+        np.testing.assert_array_equal(weights @ pair_contributions(Z, baseline=R),
+                                      weights @ pair_contributions(Z, removed_factors=R))
+    with pytest.warns(FutureWarning, match="removed_factors"):
+        np.testing.assert_array_equal(
+            interaction_values(Z, weights, baseline=R),
+            interaction_values(Z, weights, removed_factors=R))
+    with pytest.raises(TypeError, match="not both"), pytest.warns(FutureWarning):
+        shapley_values(Z, weights, removed_factors=R, baseline=R)
+
+
+# ---------------------------------------------- the functions against the estimators
+
+rng = np.random.default_rng(5)
+X = rng.normal(size=(70, 4))
+y_continuous = X[:, 0] + np.sin(2 * X[:, 1]) + 0.3 * rng.normal(size=70)
+y_groups = np.repeat(["before", "after"], 35)
+X_shifted = X.copy()
+X_shifted[35:, 2] += 1.0
+
+
+def _estimator_grams(estimator, X):
+    """The Gram matrices an estimator attributes: per scale, of the standardised data."""
+    Xs = (X - X.mean(axis=0)) / X.std(axis=0)
+    bandwidths = estimator.bandwidths_
+    return np.stack([
+        gram_matrices(Xs, "rbf", 1.0 / (2.0 * (bandwidths * scale) ** 2))
+        for scale in estimator.scales_
+    ])
+
+
+def _assert_same(result, estimator, statistic):
+    assert isinstance(result, Attribution)
+    np.testing.assert_allclose(result.values, estimator.shapley_values_, rtol=1e-12,
+                               atol=1e-12 * np.abs(estimator.shapley_values_).max())
+    assert result.statistic == pytest.approx(getattr(estimator, statistic), rel=1e-12)
+    assert result.scales == estimator.scales_
+    if estimator.interactions is not None:
+        np.testing.assert_allclose(result.interaction_values, estimator.interaction_values_,
+                                   rtol=1e-12, atol=1e-12 * np.abs(
+                                       estimator.interaction_values_).max())
+    if estimator.n_permutations:
+        assert isinstance(result.tests, PermutationTests)
+        np.testing.assert_array_equal(result.tests.pvalues, estimator.pvalues_)
+        np.testing.assert_array_equal(result.tests.adjusted_pvalues,
+                                      estimator.adjusted_pvalues_)
+        assert result.tests.pvalue == estimator.pvalue_
+        np.testing.assert_allclose(result.tests.null_distribution,
+                                   estimator.null_distribution_, rtol=1e-12, atol=1e-12 * (
+                                       np.abs(estimator.null_distribution_).max()))
+        np.testing.assert_allclose(result.tests.statistics, estimator.statistics_,
+                                   rtol=1e-12, atol=1e-12 * np.abs(estimator.statistics_).max())
+    else:
+        assert result.tests is None
+
+
+OPTIONS = [
+    {},
+    {"estimator": "unbiased", "n_permutations": 29, "correction": "holm"},
+    {"estimator": "block", "block_size": 10, "n_repetitions": 2, "n_permutations": 19},
+    {"value_function": "observational", "n_permutations": 19, "correction": "fdr_bh"},
+    {"interactions": "SII", "scales": [1.0]},
+    {"interactions": "k-SII", "scales": [0.5, 1.0, 3.0], "n_permutations": 19},
+]
+
+
+@pytest.mark.parametrize("options", OPTIONS)
+def test_hsic_function_is_the_selector_for_every_option(options):
+    selector = HSICShapleySelector(random_state=0, **options).fit(X, y_continuous)
+    ys = (y_continuous - y_continuous.mean()) / y_continuous.std()
+    L = gram_matrices(ys[:, None], "rbf", 1.0 / (2.0 * selector.target_bandwidth_**2))[0]
+    function_options = {k: v for k, v in options.items() if k != "scales"}
+    result = hsic_shapley_values(_estimator_grams(selector, X), L, scales=selector.scales_,
+                                 random_state=0, return_result=True, **function_options)
+    _assert_same(result, selector, "hsic_")
+
+
+@pytest.mark.parametrize("options", OPTIONS)
+def test_mmd_function_is_the_attributor_for_every_option(options):
+    attributor = MMDShapleyAttributor(random_state=0, **options).fit(X_shifted, y_groups)
+    function_options = {k: v for k, v in options.items() if k != "scales"}
+    result = mmd_shapley_values(_estimator_grams(attributor, X_shifted), y_groups,
+                                scales=attributor.scales_, random_state=0, return_result=True,
+                                **function_options)
+    _assert_same(result, attributor, "mmd_")
+
+
+def test_functions_return_values_by_default_and_take_one_stack_or_several():
+    K = gram_matrices(X, "rbf", 0.5)
+    values = mmd_shapley_values(K, y_groups)
+    np.testing.assert_array_equal(values, mmd_shapley_values(K[None], y_groups))
+    assert values.shape == (4,)
+    two = mmd_shapley_values(np.stack([K, gram_matrices(X, "rbf", 0.05)]), y_groups,
+                             return_result=True)
+    assert two.scales == (1.0, 2.0)
+    np.testing.assert_allclose(two.values.sum(), two.statistic, rtol=1e-12)
+
+
+@pytest.mark.parametrize("scales, message", [
+    ([1.0], "names 1 scales for 2 stacks"),
+    ([1.0, -2.0], "positive numbers"),
+    ([1.0, "a"], "positive numbers"),
+])
+def test_function_scales_are_validated(scales, message):
+    K = np.stack([gram_matrices(X, "rbf", 0.5)] * 2)
+    with pytest.raises(ValueError, match=message):
+        mmd_shapley_values(K, y_groups, scales=scales)
+
+
+def test_selector_scales_name_the_parameter():
+    with pytest.raises(ValueError, match="scales must be 'auto' or a non-empty list"):
+        HSICShapleySelector(scales=["a"]).fit(X, y_continuous)
+
+
+def test_every_module_all_lists_what_the_others_import():
+    """``__all__`` tells the truth: each name a module of the package imports from a private
+    module (or reads from it as ``module.name``) is in that module's ``__all__``, and each
+    name there exists. Public modules' ``__all__`` is their documented API instead."""
+    import ast
+    import importlib
+    from pathlib import Path
+
+    import pkex_select
+
+    package = Path(pkex_select.__file__).resolve().parent
+    imported = {}
+    for path in package.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+                imported.setdefault(node.module, set()).update(a.name for a in node.names)
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id.startswith("_")
+                    and (package / f"{node.value.id}.py").exists()):
+                imported.setdefault(node.value.id, set()).add(node.attr)
+    for module_name, names in imported.items():
+        if not module_name.startswith("_"):
+            continue
+        module = importlib.import_module(f"pkex_select.{module_name}")
+        assert hasattr(module, "__all__"), f"{module_name} has no __all__"
+        assert names <= set(module.__all__), (module_name, sorted(names - set(module.__all__)))
+        assert all(hasattr(module, name) for name in module.__all__), module_name
