@@ -323,7 +323,7 @@ def pair_contributions(Z, *, removed_factors=None, chunk_size=None, n_jobs=None,
     backend : {"auto", "numba", "numpy"}, default="auto"
         "numba" runs the compiled kernels, "numpy" their vectorised twins they are tested
         against; "auto" takes the compiled kernels when numba is importable. Both take the
-        same path (:func:`plan_integrals`).
+        same path (quadrature rule or series) for the same pairs.
     tol : float, default=2**-53
         Proven bound on the quadrature error of each integral (see the user guide, "The
         removal game"): each pair gets the fewest Gauss-Legendre nodes whose bound is below

@@ -100,7 +100,7 @@ class TargetGram:
 
     @cached_property
     def row_means(self):
-        """Row means of the whole matrix, O(n^2) evaluations in chunks of rows (O(n) memory each)."""
+        """Row means of the whole matrix: O(n^2) evaluations in chunks of rows, O(n) memory."""
         everyone = self._identity
         rows = rows_per_task(self.n_samples, 8 * self.n_samples * everyone[0].size)
         return np.concatenate([

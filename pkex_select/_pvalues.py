@@ -45,9 +45,10 @@ class PermutationTests:
     pvalue : float
         The overall test (independence for HSIC, equal distributions for MMD): the
         statistic at every scale and the largest per-feature statistic, combined by weighted
-        min-p (:func:`overall_pvalue`).
+        min-p (see ``pvalue_`` of :class:`~pkex_select.HSICShapleySelector`).
     pvalues : ndarray of shape (n_features,)
-        Raw per-feature p-values (:func:`feature_statistics`, :func:`permutation_pvalues`).
+        Raw per-feature p-values: of the Shapley value with one scale; with several, of the
+        larger of the feature's studentised values at each scale.
     adjusted_pvalues : ndarray of shape (n_features,)
         ``pvalues`` corrected for multiplicity by ``correction``; constant features are
         left out of the family and get 1.
