@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._scheduling import run_tasks
 from ._validation import encode_labels, standardise
 from .kernels import bandwidths, factor_of_difference, gamma_from_bandwidth
 
@@ -152,7 +153,7 @@ class DataFactors:
 
     def __init__(self, X, kernels, gammas, constant=None):
         self.X, self.gammas = X, [np.asarray(g) for g in gammas]
-        self.n_features = X.shape[1]
+        self.n_samples, self.n_features = X.shape
         self.constant = (np.zeros(self.n_features, dtype=bool) if constant is None
                          else np.asarray(constant))
         # The columns of each kernel, found once rather than for every chunk.
@@ -196,8 +197,77 @@ class GramFactors:
 
     def __init__(self, K):
         self.K = K
-        self.n_features = K.shape[1]
+        self.n_features, self.n_samples = K.shape[1], K.shape[-1]
         self.constant = np.all(K == 1.0, axis=(0, 2, 3))
 
     def __call__(self, pairs):
         return [stack[:, pairs.a, pairs.b].T for stack in self.K]
+
+
+class CentredFactors:
+    """ANOVA factors ``1 + k~_j(a, b)`` of pairs, with ``k~_j`` the factor centred over the
+    sample: the entries of ``H K_j H`` (docs/design.md, section 2d).
+
+    ``row_means[s]`` (n_samples, n_features) holds each sample's mean factor at scale s over
+    all samples, itself included (its factor is 1). Pairs within sample blocks (the block
+    estimator) are centred over their block instead, from the block's own pairs, so that no
+    pass over all pairs is needed.
+    """
+
+    def __init__(self, factors, row_means=None):
+        self.factors = factors
+        self.n_features, self.n_samples = factors.n_features, factors.n_samples
+        self.constant = factors.constant
+        self.row_means = row_means
+        self.grand_means = None if row_means is None else [r.mean(axis=0) for r in row_means]
+
+    @classmethod
+    def measure(cls, plan, factors, n_jobs=None):
+        """Centring over the whole sample: the row means from one pass over the plan's pairs."""
+        n = factors.n_samples
+
+        def task(chunk):
+            pairs = plan.pairs(chunk)
+            sums = []
+            for Z in factors(pairs):
+                total = np.zeros((n, factors.n_features))
+                if pairs.rows is None:
+                    np.add.at(total, pairs.a, Z)
+                    np.add.at(total, pairs.b, Z)
+                else:  # row a's pairs are (a, a + 1), ..., (a, n - 1), in order
+                    offset = 0
+                    for a in range(*pairs.rows):
+                        count = n - 1 - a
+                        segment = Z[offset : offset + count]
+                        total[a] += segment.sum(axis=0)
+                        total[a + 1 :] += segment
+                        offset += count
+                sums.append(total)
+            return np.array(sums)
+
+        sums = sum(run_tasks(task, plan.chunks, n_jobs), np.zeros(()))
+        return cls(factors, [(1.0 + scale_sums) / n for scale_sums in sums])
+
+    def __call__(self, pairs):
+        scales = self.factors(pairs)
+        if pairs.members is not None:
+            return [self._within_blocks(Z, pairs.members) for Z in scales]
+        for Z, means, grand in zip(scales, self.row_means, self.grand_means):
+            Z -= means[pairs.a]
+            Z -= means[pairs.b]
+            Z += 1.0 + grand
+        return scales
+
+    @staticmethod
+    def _within_blocks(Z, members):
+        n_blocks, size = members.shape
+        first, second = np.triu_indices(size, k=1)
+        Z = Z.reshape(n_blocks, first.size, -1)
+        # incidence[i, p] = 1 where sample i of the block is in its pair p.
+        incidence = np.zeros((size, first.size))
+        incidence[first, np.arange(first.size)] = 1.0
+        incidence[second, np.arange(first.size)] = 1.0
+        means = (1.0 + np.einsum("ip,bpd->bid", incidence, Z)) / size
+        centred = (1.0 + Z - means[:, first] - means[:, second]
+                   + means.mean(axis=1, keepdims=True))
+        return centred.reshape(n_blocks * first.size, -1)

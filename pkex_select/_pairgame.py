@@ -18,7 +18,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._engine import weighted_contributions
-from ._features import GramFactors, resolve_scales
+from ._features import CentredFactors, GramFactors, resolve_scales
 from ._interactions import INDICES, assemble, chunk_interactions
 from ._pvalues import CORRECTIONS, PermutationTests, permutation_tests
 from ._quadrature import DEFAULT_TOL
@@ -271,7 +271,10 @@ def attribute(statistic, factors, target, *, scales=(1.0,), n_permutations=0,
     plan = statistic.plan(n_samples, rng, pair_bytes, n_jobs)
     permutations = draw_permutations(n_samples, n_permutations, rng)
     removed = None
-    if value_function == "observational":
+    if value_function == "anova":
+        factors = (CentredFactors(factors) if plan.members is not None
+                   else CentredFactors.measure(plan, factors, n_jobs))
+    elif value_function == "observational":
         removed = RemovedFactors.measure(
             plan, factors, statistic.cells(target, permutations, plan), n_jobs)
     values, statistics, moments, pair_values = solve(

@@ -30,8 +30,9 @@ __all__ = [
     "VALUE_FUNCTIONS",
 ]
 
-# How a removed feature's Gram matrix is replaced: by ones, or by its mean (see Cells).
-VALUE_FUNCTIONS = ("baseline", "observational")
+# The game: a removed feature's Gram matrix becomes ones ("baseline"), its mean (see Cells,
+# "observational"), or the factors are centred and a removed one becomes 1 ("anova").
+VALUE_FUNCTIONS = ("anova", "baseline", "observational")
 # Constraints (scikit-learn's parameter validation) of the parameters every statistic takes.
 PARAMETER_CONSTRAINTS = {
     "block_size": [Interval(Integral, 2, None, closed="left")],
@@ -153,6 +154,11 @@ class HSIC(_GramStatistic):
 
     def check(self, n_samples):
         super().check(n_samples)
+        if self.estimator == "block" and self.block_size < 4:
+            raise ValueError(
+                f"estimator='block' averages the unbiased HSIC of blocks of block_size "
+                f"samples, which needs block_size >= 4; got {self.block_size}."
+            )
         if self.estimator == "unbiased" and n_samples < 4:
             raise ValueError(
                 f"The unbiased estimator needs at least 4 samples, got {n_samples}; "
@@ -187,22 +193,12 @@ class HSIC(_GramStatistic):
         """One cell, the whole Gram matrix; the diagonal weights W_aa per permutation."""
         n = gram.n_samples
         n_perm = len(permutations)
-        if self.estimator == "unbiased":  # the U-statistic has no diagonal terms
-            diagonal = np.zeros(n_perm)
-        elif self.estimator == "biased":
+        if self.estimator == "biased":
             # sum_a (HLH)_aa = tr(L) - n mean(L): the same in every permutation.
             trace = gram.diagonal.sum() - n * gram.row_means.mean()
             diagonal = np.full(n_perm, trace / (n - 1) ** 2)
-        else:  # per block, tr(L_block) - B mean(L_block), averaged over the blocks
-            arguments = gram.arguments(permutations)
-            members, size = plan.members, self.block_size
+        else:  # U-statistics (the unbiased one, per block for "block") have no diagonal terms
             diagonal = np.zeros(n_perm)
-            step = max(1, 2**20 // (8 * n_perm * size * size))
-            for start in range(0, len(members), step):
-                L = gram.within(arguments[:, members[start : start + step]])
-                diagonal += (np.trace(L, axis1=-2, axis2=-1)
-                             - size * L.mean(axis=(-2, -1))).sum(axis=1)
-            diagonal /= (size - 1) ** 2 * len(members)
 
         def pair_cells(pairs):
             return np.zeros((1, pairs.a.size), dtype=np.intp)
@@ -211,17 +207,25 @@ class HSIC(_GramStatistic):
         return Cells(pair_cells, counts, diagonal[:, None], np.array([True]))
 
     def _block_weights(self, gram, permutations, n_blocks_total):
-        """The mean over all sample blocks of the biased HSIC of each block."""
+        """The mean over all sample blocks of the unbiased HSIC of each block.
+
+        Per block of B samples, Song et al.'s U-statistic (the weights of the unbiased
+        estimator with n = B): no diagonal terms, so a feature whose kernel is close to the
+        identity (a column with many levels) gets no credit for it.
+        """
         arguments = gram.arguments(permutations)
         size = self.block_size
         upper = np.triu_indices(size, k=1)
-        scale = 2.0 / ((size - 1) ** 2 * n_blocks_total)
+        scale = 2.0 / (size * (size - 3) * n_blocks_total)
 
         def weights(pairs):
             L = gram.within(arguments[:, pairs.members])  # (n_perm, n_blocks, B, B)
-            m = L.mean(axis=-1)
-            centred = L - m[..., :, None] - m[..., None, :] + m.mean(axis=-1)[..., None, None]
-            return scale * centred[..., upper[0], upper[1]].reshape(len(permutations), -1)
+            row_sums = L.sum(axis=-1) - np.diagonal(L, axis1=-2, axis2=-1)
+            constant = row_sums.sum(axis=-1, keepdims=True) / ((size - 1) * (size - 2))
+            centre = row_sums / (size - 2) - constant / 2.0
+            entries = (L[..., upper[0], upper[1]] - centre[..., upper[0]]
+                       - centre[..., upper[1]])
+            return scale * entries.reshape(len(permutations), -1)
 
         return weights
 

@@ -62,8 +62,8 @@ def test_block_estimator_matches_enumeration(grams):
     K, L = grams
     members = SampleBlocks(24, 6, 2, np.random.RandomState(3), pair_bytes=8).members
 
-    def block_statistic(Km):
-        return np.mean([biased_hsic(Km[np.ix_(m, m)], L[np.ix_(m, m)]) for m in members])
+    def block_statistic(Km):  # the mean of the blocks' unbiased HSIC
+        return np.mean([unbiased_hsic(Km[np.ix_(m, m)], L[np.ix_(m, m)]) for m in members])
 
     expected, game = enumerated_values(K, block_statistic)
     values = hsic_shapley_values(K, L, estimator="block", block_size=6, n_repetitions=2,

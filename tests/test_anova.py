@@ -1,0 +1,155 @@
+"""The kernel-ANOVA game: centred factors 1 + k~_j, a removed feature's factor 1, off-diagonal
+pairs only. Every estimator against 2^d enumeration of the game built from centred Gram
+matrices, and the properties that make its values readable."""
+
+import numpy as np
+import pytest
+
+from pkex_select import (
+    HSICShapleySelector,
+    MMDShapleyAttributor,
+    hsic_shapley_values,
+    interaction_values,
+    mmd_shapley_values,
+)
+from pkex_select._plan import SampleBlocks
+from pkex_select.kernels import gram_matrices
+from tests.references import (
+    general_coalition_values,
+    interaction_reference,
+    shapley_from_coalition_values,
+)
+from tests.test_hsic import unbiased_hsic
+
+rng = np.random.default_rng(0)
+N, D = 24, 5
+X = rng.normal(size=(N, D))
+y = X[:, 0] * X[:, 1] + np.sin(X[:, 2]) + 0.1 * rng.normal(size=N)
+K = gram_matrices(X, "rbf", 0.4)
+L = gram_matrices(y[:, None], "rbf", 0.5)[0]
+groups = np.repeat([0, 1], N // 2)
+
+
+def _centred(K):
+    H = np.eye(K.shape[-1]) - 1.0 / K.shape[-1]
+    return H @ K @ H
+
+
+def _game(K, statistic):
+    """v(S) = statistic(prod_{j in S} (1 + H K_j H)) for every coalition, as a bit mask."""
+    centred = _centred(K)
+    d = K.shape[0]
+    values = np.empty(2**d)
+    for mask in range(2**d):
+        gram = np.ones(K.shape[1:])
+        for j in range(d):
+            if mask >> j & 1:
+                gram = gram * (1.0 + centred[j])
+        values[mask] = statistic(gram)
+    return values
+
+
+def _off_diagonal(weights):
+    """The linear statistic sum_{a != b} W_ab G_ab."""
+    return lambda gram: (weights * gram).sum() - np.trace(weights * gram)
+
+
+def _assert_values(values, game):
+    expected = shapley_from_coalition_values(game, D)
+    np.testing.assert_allclose(values, expected, rtol=0, atol=1e-12 * np.abs(game).max())
+    assert values.sum() == pytest.approx(game[-1] - game[0], abs=1e-12 * np.abs(game).max())
+
+
+def test_biased_hsic_matches_enumeration():
+    H = np.eye(N) - 1.0 / N
+    game = _game(K, _off_diagonal(H @ L @ H / (N - 1) ** 2))
+    _assert_values(hsic_shapley_values(K, L, value_function="anova"), game)
+
+
+def test_unbiased_hsic_matches_enumeration():
+    game = _game(K, lambda gram: unbiased_hsic(gram, L))
+    _assert_values(hsic_shapley_values(K, L, estimator="unbiased", value_function="anova"), game)
+
+
+def test_block_hsic_centres_each_block_and_matches_enumeration():
+    members = SampleBlocks(N, 6, 2, np.random.RandomState(3), pair_bytes=8).members
+    games = [_game(K[:, m][:, :, m], lambda gram, m=m: unbiased_hsic(gram, L[np.ix_(m, m)]))
+             for m in members]
+    values = hsic_shapley_values(K, L, estimator="block", block_size=6, n_repetitions=2,
+                                 random_state=3, value_function="anova")
+    _assert_values(values, np.mean(games, axis=0))
+
+
+@pytest.mark.parametrize("estimator", ["biased", "unbiased"])
+def test_mmd_matches_enumeration(estimator):
+    counts = np.bincount(groups)
+    c = np.where(groups == 0, 1.0 / counts[0], -1.0 / counts[1])
+    if estimator == "biased":
+        weights = np.outer(c, c)
+    else:  # within a sample 1 / (n_g (n_g - 1)), between samples -1 / (n_P n_Q)
+        same = groups[:, None] == groups[None, :]
+        within = 1.0 / (counts * (counts - 1))
+        weights = np.where(same, within[groups][:, None], -1.0 / (counts[0] * counts[1]))
+    game = _game(K, _off_diagonal(weights))
+    _assert_values(mmd_shapley_values(K, groups, estimator=estimator, value_function="anova"),
+                   game)
+
+
+def test_interactions_match_enumeration():
+    H = np.eye(N) - 1.0 / N
+    weights = H @ L @ H / (N - 1) ** 2
+    a, b = np.triu_indices(N, k=1)
+    factors = (1.0 + _centred(K))[:, a, b].T
+    game = general_coalition_values(factors, np.ones_like(factors), 2.0 * weights[a, b])
+    for index in ["SII", "k-SII", "STII"]:
+        expected = interaction_reference(game, D, index)
+        result = hsic_shapley_values(K, L, value_function="anova", interactions=index,
+                                     return_result=True)
+        np.testing.assert_allclose(result.interaction_values, expected, rtol=0,
+                                   atol=1e-12 * np.abs(game).max())
+        np.testing.assert_allclose(
+            interaction_values(factors, 2.0 * weights[a, b], index=index), expected,
+            rtol=0, atol=1e-12 * np.abs(game).max())
+
+
+def test_estimators_attribute_the_game_of_their_own_gram_matrices():
+    selector = HSICShapleySelector(value_function="anova", scales=[1.0]).fit(X, y)
+    Xs = (X - X.mean(axis=0)) / X.std(axis=0)
+    grams = gram_matrices(Xs, "rbf", selector.gammas_)
+    ys = (y - y.mean()) / y.std()
+    target = gram_matrices(ys[:, None], "rbf", 1.0 / (2 * selector.target_bandwidth_**2))[0]
+    np.testing.assert_allclose(
+        selector.shapley_values_, hsic_shapley_values(grams, target, value_function="anova"),
+        rtol=1e-12, atol=1e-14)
+
+
+def test_an_identifier_column_does_not_zero_the_other_features():
+    n = 200
+    data = rng.normal(size=(n, 3))
+    target = np.sin(2 * data[:, 0]) + 0.1 * rng.normal(size=n)
+    with_id = np.column_stack([data, np.arange(n)])
+    fitted = HSICShapleySelector(value_function="anova", categorical_features=[3],
+                                 scales=[1.0]).fit(with_id, target)
+    alone = HSICShapleySelector(value_function="anova", scales=[1.0]).fit(data, target)
+    assert fitted.ranking_[0] == 1
+    # An identifier's centred factor is -1/n off the diagonal: nearly the removed factor 1.
+    np.testing.assert_allclose(fitted.shapley_values_[:3], alone.shapley_values_, rtol=0.05)
+
+
+def test_noise_features_get_values_near_zero_and_relevant_ones_positive():
+    n = 300
+    data = rng.normal(size=(n, 8))
+    target = 3 * data[:, 0] + np.sin(2 * data[:, 1]) + 0.5 * data[:, 2] ** 2 + 0.3 * rng.normal(
+        size=n)
+    values = HSICShapleySelector(value_function="anova").fit(data, target).shapley_values_
+    assert np.all(values[:3] > 0)
+    assert np.abs(values[3:]).max() < 0.05 * values[0]
+
+
+def test_mmd_anova_points_at_the_shifted_features():
+    data = rng.normal(size=(300, 6))
+    data[150:, 0] += 1.5
+    data[150:, 3] += 0.5
+    labels = np.repeat(["p", "q"], 150)
+    fitted = MMDShapleyAttributor(2, value_function="anova").fit(data, labels)
+    np.testing.assert_array_equal(fitted.get_support(indices=True), [0, 3])
