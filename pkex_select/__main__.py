@@ -3,7 +3,7 @@
     pkex-select                          # demo: the Wisconsin breast-cancer data
     pkex-select rank FILE.csv --target COL [--task auto|classification|regression]
                 [--k K] [--estimator biased|unbiased|block] [--permutations N]
-                [--plot out.png] [--json]
+                [--value-function anova|baseline|observational] [--plot out.png] [--json]
 """
 
 import argparse
@@ -26,7 +26,18 @@ _TARGET_KERNELS = {"auto": "auto", "classification": "delta", "regression": "rbf
 # The fewest rows each --estimator is defined for (the block estimator's default block size).
 _MIN_ROWS = {"biased": 2, "unbiased": 4, "block": 20}
 _COMMON_DEFAULTS = {"k": None, "estimator": "biased", "permutations": 0, "seed": 0,
-                    "plot": None, "json": False}
+                    "value_function": None, "plot": None, "json": False}
+# What a value means in each game, for the table's header.
+_READING = {
+    "anova": "A value is the feature's share of the dependence, its interactions included; a "
+             "feature independent of y and\nof the others gets about 0 (small values of either "
+             "sign are noise).",
+    "baseline": "In this game (the paper's) adding a feature narrows the joint kernel, so a "
+                "feature beside a dominant one\ncan get a negative value although y depends on "
+                "it: read the p-values, or use --value-function anova.",
+    "observational": "A removed feature's kernel becomes its mean, which keeps part of every "
+                     "feature in the empty coalition:\nthe values split what is left.",
+}
 
 
 def _count(minimum):
@@ -52,6 +63,9 @@ def _common_options():
     common.add_argument("--permutations", type=_count(0), metavar="N",
                         help="permutations for p-values (default: 0, none)")
     common.add_argument("--seed", type=int, help="random seed of the permutations (default: 0)")
+    common.add_argument("--value-function", choices=sorted(_READING),
+                        help="the game whose Shapley values are computed (default: the "
+                        "selector's, anova)")
     common.add_argument("--plot", metavar="FILE",
                         help="save a bar chart of the values (.png, .pdf, .svg, ...)")
     common.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -138,7 +152,8 @@ def _demo_data():
     return data.data, data.target, []
 
 
-def rank(X, y, *, k, estimator, permutations, seed, categorical, task="auto"):
+def rank(X, y, *, k, estimator, permutations, seed, categorical, task="auto",
+         value_function=None):
     """Fit the selector the command line describes; problems become :class:`UsageError`."""
     from . import HSICShapleySelector
     from ._validation import TargetTypeWarning
@@ -157,6 +172,8 @@ def rank(X, y, *, k, estimator, permutations, seed, categorical, task="auto"):
         random_state=seed,
         verbose=int(len(X) >= _VERBOSE_FROM),
     )
+    if value_function is not None:
+        selector.set_params(value_function=value_function)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TargetTypeWarning)
         try:
@@ -183,6 +200,7 @@ def _rows(selector, names):
             "rank": int(selector.ranking_[j]),
             "feature": str(names[j]),
             "shapley_value": float(selector.shapley_values_[j]),
+            "share": float(selector.shares_[j]),
             "selected": bool(support[j]),
         }
         if hasattr(selector, "pvalues_"):
@@ -205,29 +223,28 @@ def _print_table(rows, selector, title, out):
     scales = ", ".join(f"{scale:.3g}" for scale in selector.scales_)
     name = "HSIC" if len(selector.scales_) == 1 else (
         f"HSIC summed over bandwidth scales {scales} (each over its kernel's spread)")
-    print(f"{name} = {selector.hsic_:.6g}; the values add up to it.", file=out)
+    print(f"{name} = {selector.hsic_:.6g}; the values add up to it (shares: of it, in %).",
+          file=out)
     if hasattr(selector, "pvalue_"):
         print(f"Independence test of X and y: p = {selector.pvalue_:.4g} "
               f"({selector.n_permutations} permutations). Per-feature p-values are adjusted "
               "for testing every feature\n(Westfall-Young maxT: the chance that any adjusted "
               "p-value <= 0.05 under independence is <= 5%).", file=out)
-    print("A negative value means that adding the feature to others lowers HSIC on average: it "
-          "adds no dependence\nbeyond theirs (noise features get small negative values too). It "
-          "does not mean an inverse relation.", file=out)
-    if len(selector.scales_) > 1 and "pvalues_" in vars(selector):
-        print("A p-value tests each bandwidth scale separately, so a feature y depends on may "
-              "have a small p-value\nand a negative value: it adds nothing beyond the others "
-              "at some scale.", file=out)
+    print(_READING[selector.value_function], file=out)
+    if "pvalues_" in vars(selector):
+        print("A small p-value says y depends on the feature (alone or with others); a copy of "
+              "a relevant feature\ngets one too: the test is marginal, not conditional.",
+              file=out)
     print(f"* = selected ({sum(r['selected'] for r in rows)} of {len(rows)})\n", file=out)
     pcol = "pvalues_" in vars(selector)
-    header = f"{'rank':>4}  {'feature'}{' ' * (width - 7)}  {'shapley':>11}"
+    header = f"{'rank':>4}  {'feature'}{' ' * (width - 7)}  {'shapley':>11}  {'share':>6}"
     print(header + ("  p-value  adj. p" if pcol else ""), file=out)
     for r in rows:
         length = int(round(_BAR_WIDTH * abs(r["shapley_value"]) / largest))
         bar = ("#" if r["shapley_value"] >= 0 else "-") * length
         padding = " " * (width - _width(r["feature"]))
         line = (f"{r['rank']:>4}{'*' if r['selected'] else ' '} {r['feature']}{padding}  "
-                f"{r['shapley_value']:>11.4g}")
+                f"{r['shapley_value']:>11.4g}  {r['share']:>6.1%}")
         if pcol:
             line += f"  {r['pvalue']:>7.3f}  {r['adjusted_pvalue']:>6.3f}"
         print(f"{line}  {bar}", file=out)
@@ -285,7 +302,8 @@ def main(argv=None):
                         f"{X.shape[0]} rows, {X.shape[1]} features, target malignant/benign")
         selector = rank(X, y, k=args.k, estimator=args.estimator,
                         permutations=args.permutations, seed=args.seed,
-                        categorical=categorical, task=getattr(args, "task", "auto"))
+                        categorical=categorical, task=getattr(args, "task", "auto"),
+                        value_function=args.value_function)
         rows = _rows(selector, X.columns)
         task = _task(selector)
         if args.json:

@@ -8,6 +8,7 @@ gives the kernel factors ``k_j(X[a, j], X[b, j])`` of any chunk of pairs.
 """
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,11 +18,13 @@ from ._validation import encode_labels, standardise
 from .kernels import bandwidths, factor_of_difference, gamma_from_bandwidth
 
 __all__ = [
+    "CentredFactors",
     "DataFactors",
     "GramFactors",
+    "IdentifierColumnWarning",
+    "PreparedFeatures",
     "non_numeric_message",
     "prepare_features",
-    "PreparedFeatures",
     "resolve_scales",
 ]
 
@@ -120,6 +123,7 @@ def prepare_features(X, categorical, *, kernel="rbf", bandwidth="median", scales
     else:
         columns = np.array(X, dtype=np.float64)
     constant = np.all(columns == columns[:1], axis=0)
+    _warn_identifiers(columns, categorical, column_names)
     columns[:, numeric] = standardise(columns[:, numeric])[0]
     kernels = tuple("delta" if is_categorical else kernel for is_categorical in categorical)
     column_bandwidths = np.ones(columns.shape[1])
@@ -133,6 +137,39 @@ def prepare_features(X, categorical, *, kernel="rbf", bandwidth="median", scales
     )
     return PreparedFeatures(columns, kernels, column_bandwidths, resolved, gammas, constant,
                             categorical)
+
+
+# A delta-kernel column whose values are shared by fewer than this share of its pairs is
+# nearly an identifier (a row ID, a date read as text, a numeric column with one text cell).
+_IDENTIFIER_PAIR_SHARE = 0.01
+
+
+class IdentifierColumnWarning(UserWarning):
+    """A categorical column takes a different value in (nearly) every row."""
+
+
+def _warn_identifiers(columns, categorical, column_names):
+    """Warn about categorical columns with (nearly) a distinct value in every row.
+
+    Their delta factor is 0 on (nearly) every pair: in the baseline and observational games
+    that zeroes the joint kernel, and so every value and the statistic; the ANOVA game
+    centres it to about -1/n, close to the removed factor 1, so it costs the others little.
+    """
+    n = columns.shape[0]
+    for j in np.flatnonzero(categorical):
+        counts = np.unique(columns[:, j], return_counts=True)[1]
+        equal_pairs = float((counts * (counts - 1.0)).sum()) / max(n * (n - 1.0), 1.0)
+        if counts.size > 1 and equal_pairs < _IDENTIFIER_PAIR_SHARE:
+            name = str(column_names[j]) if column_names is not None else f"column {j}"
+            warnings.warn(
+                f"categorical column {name} has {counts.size} distinct values in {n} rows: "
+                f"only {equal_pairs:.2%} of its pairs of rows agree, like an identifier. Its "
+                "delta kernel is 0 on almost every pair, which in the 'baseline' and "
+                "'observational' games zeroes every value; drop it, or encode it as a "
+                "number if it is one (a date, a count).",
+                IdentifierColumnWarning,
+                stacklevel=4,
+            )
 
 
 def non_numeric_message(columns):

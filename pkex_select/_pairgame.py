@@ -66,6 +66,14 @@ class Attribution:
     interaction_values: np.ndarray | None = None
     tests: PermutationTests | None = None
 
+    @property
+    def shares(self):
+        """The values as shares of the statistic (they add up to 1; zeros for a statistic of
+        0): readable at any number of features, where the values' own scale is not."""
+        if self.statistic == 0 or not np.isfinite(self.statistic):
+            return np.zeros_like(self.values)
+        return self.values / self.statistic
+
 
 class RemovedFactors:
     """Kernel means that replace removed factors (the observational value function).

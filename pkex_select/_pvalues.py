@@ -5,6 +5,7 @@ distribution of all features is at hand: the Westfall-Young maxT step-down proce
 to control the family-wise error without assuming independence between features.
 """
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,6 +20,8 @@ __all__ = [
     "overall_pvalue",
     "permutation_pvalues",
     "permutation_tests",
+    "permutations_needed",
+    "smallest_adjusted_pvalue",
     "PermutationTests",
     "studentise",
     "weighted_min_pvalue",
@@ -66,6 +69,24 @@ class PermutationTests:
     correction: str
     statistics: np.ndarray
     null_distribution: np.ndarray
+
+
+def smallest_adjusted_pvalue(correction, n_permutations, family_size):
+    """The smallest adjusted p-value ``correction`` can give a lone significant feature.
+
+    A permutation p-value is at least 1 / (1 + B). maxT compares each feature with the
+    permuted maxima, so its smallest adjusted p-value is that too; Holm and
+    Benjamini-Hochberg multiply the smallest raw p-value by the family size m.
+    """
+    smallest = 1.0 / (1.0 + n_permutations)
+    return smallest if correction == "maxT" else min(1.0, family_size * smallest)
+
+
+def permutations_needed(correction, alpha, family_size):
+    """The fewest permutations whose smallest adjusted p-value is at most ``alpha / 2``, so
+    that a clearly significant feature can be selected at level ``alpha``."""
+    reach = 1.0 if correction == "maxT" else family_size
+    return max(1, math.ceil(2.0 * reach / alpha) - 1)
 
 
 def permutation_tests(scale_values, scale_statistics, scales, correction, family):

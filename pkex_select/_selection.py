@@ -6,6 +6,7 @@ selection by count, fraction or threshold, tags) lives here once.
 """
 
 import math
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -18,7 +19,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from . import _pairgame
 from ._features import non_numeric_message, prepare_features
 from ._interactions import INDICES
-from ._pvalues import CORRECTIONS
+from ._pvalues import CORRECTIONS, permutations_needed, smallest_adjusted_pvalue
 from ._scheduling import progress_printer
 from ._statistics import VALUE_FUNCTIONS
 from ._validation import check_no_missing
@@ -27,6 +28,11 @@ from .kernels import BANDWIDTH_RULES
 __all__ = [
     "ShapleySelectorBase",
 ]
+
+
+# Permutations when alpha asks for selection and n_permutations is None (measured: 999 keep a
+# feature shifted by 0.5 sd among 20 in 0.887 of 400 runs, 199 in 0.863).
+_DEFAULT_SELECTION_PERMUTATIONS = 999
 
 
 def _ranking(values, constant):
@@ -49,7 +55,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         "kernel": [StrOptions({"rbf", "laplacian", "cauchy"})],
         "bandwidth": [StrOptions(set(BANDWIDTH_RULES)), Interval(Real, 0, None, closed="neither")],
         "categorical_features": ["array-like", None],
-        "n_permutations": [Interval(Integral, 0, None, closed="left")],
+        "n_permutations": [Interval(Integral, 0, None, closed="left"), None],
         "correction": [StrOptions(set(CORRECTIONS))],
         "scales": [StrOptions({"auto"}), "array-like"],
         "alpha": [Interval(Real, 0, 1, closed="neither"), None],
@@ -93,19 +99,22 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         features = prepare_features(
             X, self._categorical_mask_, kernel=self.kernel, bandwidth=self.bandwidth,
             scales=self.scales, column_names=getattr(self, "feature_names_in_", None))
+        n_permutations = self._permutation_count(int((~features.constant).sum()))
         attribution = _pairgame.attribute(
             self._statistic(), features.factors(), target, scales=features.scales,
-            n_permutations=self.n_permutations, correction=self.correction,
+            n_permutations=n_permutations, correction=self.correction,
             random_state=self.random_state, n_jobs=self.n_jobs,
             progress=progress_printer(type(self).__name__, self.verbose),
             value_function=self.value_function, interactions=self.interactions)
         # Every fitted attribute, in the order the docstrings list them.
         self.shapley_values_ = self.scores_ = attribution.values
+        self.shares_ = attribution.shares
         self._store_statistic(attribution, target)
         if attribution.interaction_values is not None:
             self.interaction_values_ = attribution.interaction_values
         self.scales_ = features.scales
         self.ranking_ = _ranking(attribution.values, features.constant)
+        self.n_permutations_ = n_permutations
         if attribution.tests is not None:
             self.pvalues_ = attribution.tests.pvalues
             self.adjusted_pvalues_ = attribution.tests.adjusted_pvalues
@@ -122,10 +131,35 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         if self.alpha is not None and self.n_permutations == 0:
             raise ValueError(
                 "alpha selects the features whose adjusted permutation p-value is at most "
-                "alpha; set n_permutations (for example 999) as well."
+                "alpha; leave n_permutations at None (999 or as many as the correction "
+                "needs) or set it, for example to 999."
             )
         if self.alpha is not None and self.threshold is not None:
             raise ValueError("Set either threshold or alpha, not both.")
+
+    def _permutation_count(self, family_size):
+        """``n_permutations``, or for None: 0 without alpha, else enough to select at alpha.
+
+        A count too small for the correction to reach alpha gets a warning that says how
+        many are needed.
+        """
+        if self.alpha is None:
+            return self.n_permutations or 0
+        needed = permutations_needed(self.correction, self.alpha, family_size)
+        if self.n_permutations is None:
+            return max(_DEFAULT_SELECTION_PERMUTATIONS, needed)
+        smallest = smallest_adjusted_pvalue(self.correction, self.n_permutations, family_size)
+        if smallest > self.alpha:
+            warnings.warn(
+                f"With {self.n_permutations} permutations the smallest adjusted p-value that "
+                f"correction={self.correction!r} can give over {family_size} features is "
+                f"{smallest:.3g}, above alpha={self.alpha}: no feature can be selected. Use "
+                f"n_permutations={needed} or more (or leave it at None), or the maxT "
+                "correction.",
+                UserWarning,
+                stacklevel=3,
+            )
+        return self.n_permutations
 
     def _validate_features(self, X, y):
         """X and y checked by scikit-learn; X's categorical columns found (as objects)."""
@@ -201,6 +235,11 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
 
     def _get_support_mask(self):
         check_is_fitted(self, "shapley_values_")
+        if self.alpha is not None and not hasattr(self, "adjusted_pvalues_"):
+            raise ValueError(
+                "alpha selects by the adjusted permutation p-values, but this fit had no "
+                "permutations (alpha was set after fit); fit again with alpha set."
+            )
         if self.alpha is not None:
             return (self.adjusted_pvalues_ <= self.alpha) & ~self._constant_mask_
         if self.threshold is not None:

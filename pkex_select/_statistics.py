@@ -10,10 +10,12 @@ their weights under every permutation, shape (n_perm, n_pairs). Per-sample quant
 permuted once, up front. A new statistic is one more class here.
 """
 
+import datetime
 from numbers import Integral
 from typing import NamedTuple
 
 import numpy as np
+import pandas as pd
 from sklearn.utils._param_validation import Interval
 
 from ._gram import TargetGram
@@ -38,6 +40,32 @@ PARAMETER_CONSTRAINTS = {
     "block_size": [Interval(Integral, 2, None, closed="left")],
     "n_repetitions": [Interval(Integral, 1, None, closed="left")],
 }
+
+
+def _datetimes_as_numbers(Y):
+    """Datetime targets as seconds since the epoch: a continuous quantity, not labels."""
+    if Y.dtype.kind == "M":
+        return Y.astype("datetime64[ns]").astype(np.int64) / 1e9
+    if Y.dtype.kind == "O" and Y.size and all(
+        isinstance(v, (datetime.date, np.datetime64)) for v in Y.ravel()
+    ):
+        return np.asarray(pd.to_datetime(Y.ravel()).asi8 / 1e9).reshape(Y.shape)
+    return Y
+
+
+def _check_not_identifiers(codes):
+    """Refuse class labels that are (nearly) all different: the target Gram matrix is then
+    nearly the identity, and HSIC no longer depends on which row has which label."""
+    n = codes.shape[0]
+    for column in codes.T:
+        n_classes = np.unique(column).size
+        if n > 2 and n_classes > n / 2:
+            raise ValueError(
+                f"y has {n_classes} distinct class labels in {n} rows, so most classes have a "
+                "single row and no dependence can be measured. If y is a quantity (a number "
+                "or date stored as text), convert it and use target_kernel='rbf'; if it is an "
+                "identifier, it is not a target."
+            )
 
 
 class SampleCodes(NamedTuple):
@@ -115,6 +143,7 @@ class HSIC(_GramStatistic):
         """
         Y = np.asarray(y)
         Y = Y.reshape(len(Y), -1)
+        Y = _datetimes_as_numbers(Y)
         if kernel == "auto":
             categorical = categorical if categorical is not None and len(categorical) == (
                 Y.shape[1]) else [False] * Y.shape[1]
@@ -131,6 +160,7 @@ class HSIC(_GramStatistic):
                 )
         if kernel == "delta":
             Y = np.column_stack([encode_labels(column)[1] for column in Y.T]).astype(np.float64)
+            _check_not_identifiers(Y)
             target_bandwidths = np.ones(Y.shape[1])
             constant = np.all(Y == Y[:1], axis=0)
         else:

@@ -55,9 +55,12 @@ def hsic_shapley_values(K, L, *, estimator="biased", block_size=20, n_repetition
         Lasso, Yamada et al. 2018), O(n B d^2) time.
     block_size, n_repetitions : int, default=20, 3
         Block estimator only.
-    value_function : {"baseline", "observational"}, default="baseline"
+    value_function : {"baseline", "observational", "anova"}, default="baseline"
         A removed feature's Gram matrix becomes all ones, or its mean over the entries the
-        estimator uses (all n^2, or the blocks' for "block").
+        estimator uses (all n^2, or the blocks' for "block"); or, for "anova", each ``K[j]``
+        is centred, ``1 + H K[j] H`` (over each block for "block"), a removed one becomes all
+        ones, and only pairs of distinct samples count (the default of
+        :class:`HSICShapleySelector`; see its ``value_function``).
     scales : array-like of float, default=None
         The bandwidth scale of each stack of ``K`` (only their order matters: the overall
         test gives the widest its own share); by default 1, 2, ... (widest last).
@@ -162,10 +165,12 @@ class HSICShapleySelector(ShapleySelectorBase):
         Bandwidth of a continuous target, after standardising it.
     block_size, n_repetitions : int, default=20, 3
         Block estimator only.
-    n_permutations : int, default=0
+    n_permutations : int, default=None
         When positive, per-feature permutation p-values ``pvalues_`` and the p-value of the
         HSIC independence test ``pvalue_``. Each permutation of y re-weights the same pairs:
-        one matrix-vector product per chunk of pairs, no new Shapley computation.
+        one matrix-vector product per chunk of pairs, no new Shapley computation. None: 0
+        without ``alpha``; with ``alpha``, 999, or more where Holm or Benjamini-Hochberg
+        need them to reach ``alpha`` (``n_permutations_`` holds the count used).
     correction : {"maxT", "holm", "fdr_bh"}, default="maxT"
         How ``adjusted_pvalues_`` correct the per-feature p-values for testing every
         feature. "maxT": the Westfall-Young step-down procedure on the values studentised
@@ -175,19 +180,29 @@ class HSICShapleySelector(ShapleySelectorBase):
         Benjamini-Hochberg (false discovery rate), by
         :func:`scipy.stats.false_discovery_control`.
     alpha : float in (0, 1), default=None
-        When given (``n_permutations`` must be positive), keep exactly the features whose
-        adjusted p-value is at most ``alpha``, as :class:`~sklearn.feature_selection.SelectFwe`
-        and :class:`~sklearn.feature_selection.SelectFdr` do; ``n_features_to_select`` is
-        then ignored. Possibly no feature is kept. The maxT correction compares each
-        feature with the far tail of the permuted maxima, so more permutations keep more:
-        a feature shifted by 0.5 sd among 20 (MMD) was kept in 0.887 of 400 runs with 999
-        permutations and 0.863 with 199 (``python -m benchmarks.power``); use 999 or more
-        for selection.
-    value_function : {"baseline", "observational"}, default="baseline"
-        How a removed feature's Gram matrix is replaced: by ones (an infinite bandwidth;
-        the values add up to the statistic), or by its mean over the entries the estimator
-        uses (all n^2 entries; the blocks' for "block"), as in the published authors'
-        current code. Permutations re-weight the same pairs as with the baseline game.
+        When given, keep exactly the features whose adjusted p-value is at most ``alpha``,
+        as :class:`~sklearn.feature_selection.SelectFwe` and
+        :class:`~sklearn.feature_selection.SelectFdr` do; ``n_features_to_select`` is then
+        ignored. Possibly no feature is kept. The maxT correction compares each feature with
+        the far tail of the permuted maxima, so more permutations keep more: a feature
+        shifted by 0.5 sd among 20 (MMD) was kept in 0.887 of 400 runs with 999
+        permutations and 0.863 with 199 (``python -m benchmarks.power``). Holm and
+        Benjamini-Hochberg multiply the smallest p-value, 1 / (1 + n_permutations), by the
+        number of features: a count too small to reach ``alpha`` gets a warning.
+    value_function : {"anova", "baseline", "observational"}, default="anova"
+        The game whose Shapley values are computed (see the user guide, "Reading the
+        values"). "anova": each feature's kernel factor is centred over the sample
+        (``1 + H K_j H``), a removed feature's factor is 1, and only pairs of distinct
+        samples count; for features independent of y and of each other every gain is 0 in
+        the population, so a feature y does not depend on gets a value near 0 and one it
+        depends on a positive share, even beside a dominant feature (measured in
+        ``python -m benchmarks.games``). "baseline": the published PKeX-Shapley game, a
+        removed feature's Gram matrix becomes ones (an infinite bandwidth); adding a
+        feature narrows the joint kernel, so features beside a dominant one can get negative
+        values and large p-values although y depends on them. "observational": a removed
+        feature's Gram matrix becomes its mean over the entries the estimator uses, as in
+        the published authors' current code. Permutations re-weight the same pairs in
+        every game.
     interactions : {"SII", "BII", "STII", "k-SII", "Moebius"}, default=None
         Also compute the pairwise interaction index of the statistic's game,
         ``interaction_values_`` (see :func:`pkex_select.interaction_values`). About as costly
@@ -206,6 +221,10 @@ class HSICShapleySelector(ShapleySelectorBase):
         Exact Shapley values of the HSIC estimate.
     scores_ : ndarray of shape (`n_features_in_`,)
         Same as ``shapley_values_`` (the name scikit-learn's selectors use).
+    shares_ : ndarray of shape (`n_features_in_`,)
+        ``shapley_values_ / hsic_``: each feature's share of the attributed statistic
+        (they add up to 1), on a scale a reader can compare across data sets and numbers of
+        features, where the values' own scale depends on the kernels' normalisation.
     hsic_ : float
         The attributed statistic with all features, ``shapley_values_.sum()``: the HSIC
         estimate with ``scales=[1]``, else the sum over ``scales_`` of HSIC divided by the
@@ -219,6 +238,8 @@ class HSICShapleySelector(ShapleySelectorBase):
     ranking_ : ndarray of shape (`n_features_in_`,)
         1 for the largest value, 2 for the next, ... Constant features carry no information:
         they rank last and are never selected, whatever ``threshold`` is.
+    n_permutations_ : int
+        The permutations used (``n_permutations``, or what None resolved to).
     pvalues_ : ndarray of shape (`n_features_in_`,)
         Permutation p-values per feature (only with ``n_permutations > 0``): of the
         Shapley value with one scale; with several, of the larger of the feature's
@@ -294,8 +315,8 @@ class HSICShapleySelector(ShapleySelectorBase):
     def __init__(self, n_features_to_select=0.2, *, threshold=None, estimator="biased",
                  kernel="rbf", bandwidth="median", scales="auto", categorical_features=None,
                  target_kernel="auto", target_bandwidth="median", block_size=20,
-                 n_repetitions=3, n_permutations=0, correction="maxT", alpha=None,
-                 value_function="baseline", interactions=None, random_state=None, n_jobs=None,
+                 n_repetitions=3, n_permutations=None, correction="maxT", alpha=None,
+                 value_function="anova", interactions=None, random_state=None, n_jobs=None,
                  verbose=0):
         self.n_features_to_select = n_features_to_select
         self.threshold = threshold

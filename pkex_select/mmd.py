@@ -51,8 +51,11 @@ def mmd_shapley_values(K, y, *, estimator="biased", block_size=20, n_repetitions
         unbiased MMD^2 in O(n B d^2) time, for very large samples.
     block_size, n_repetitions : int, default=20, 3
         Block estimator only.
-    value_function : {"baseline", "observational"}, default="baseline"
-        A removed feature's Gram matrix becomes all ones, or its mean over each cell, the
+    value_function : {"baseline", "observational", "anova"}, default="baseline"
+        "anova": each ``K[j]`` is centred over the pooled sample (over each block for
+        "block"), ``1 + H K[j] H``, a removed one becomes all ones, and only pairs of
+        distinct samples count (the default of :class:`MMDShapleyAttributor`). Otherwise a
+        removed feature's Gram matrix becomes all ones, or its mean over each cell, the
         pairs of two samples (P x P, Q x Q, P x Q), as in the published authors' code. The
         observational v(empty) is the MMD^2 of those cell means, not 0, and it already
         holds every feature's marginal drift (a shifted or widened feature has different
@@ -147,28 +150,28 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         single-scale statistic of the functions on Gram matrices, at half the cost.
     categorical_features : array-like of int, str or bool, default=None
         Columns compared with the delta kernel; they may hold strings.
-    n_permutations : int, default=0
+    n_permutations : int, default=None
         When positive, ``pvalue_`` (the permutation two-sample test) and ``pvalues_`` (one
         per feature). Each permutation of the labels re-weights the same pairs: one
-        matrix-vector product per chunk of pairs.
+        matrix-vector product per chunk of pairs. None: 0 without ``alpha``, else enough
+        to select at ``alpha`` (see :class:`HSICShapleySelector`).
     correction : {"maxT", "holm", "fdr_bh"}, default="maxT"
         How ``adjusted_pvalues_`` correct the per-feature p-values for testing every
         feature; see :class:`HSICShapleySelector`.
     alpha : float in (0, 1), default=None
-        When given (``n_permutations`` must be positive), keep exactly the features whose
-        adjusted p-value is at most ``alpha``; ``n_features_to_select`` is then ignored.
-        With the default maxT correction, the chance of flagging any feature when nothing
-        drifted is at most ``alpha``; use 999 permutations or more (see
+        When given, keep exactly the features whose adjusted p-value is at most ``alpha``;
+        ``n_features_to_select`` is then ignored. With the default maxT correction, the
+        chance of flagging any feature when nothing drifted is at most ``alpha`` (see
         :class:`HSICShapleySelector`).
-    value_function : {"baseline", "observational"}, default="baseline"
-        How a removed feature's Gram matrix is replaced: by ones (an infinite bandwidth;
-        the values add up to the statistic), or by its mean over the entries the estimator
-        uses (each cell, the pairs of two samples: P x P, Q x Q, P x Q), as in the published
-        authors' current code. Its v(empty), the MMD^2 of those means, already holds each
-        feature's marginal drift, so the values split only what is left and do not point
-        at drifted features: use it to compare with that code, and "baseline" to find
-        drift. The means change with the labels, so each permutation is a game of its own:
-        a test costs one pass of the engine per permutation, not one matrix product.
+    value_function : {"anova", "baseline", "observational"}, default="anova"
+        The game whose Shapley values are computed, as in :class:`HSICShapleySelector`;
+        "anova" centres each feature's kernel over the pooled sample. "observational"
+        replaces a removed feature's Gram matrix by its mean over each cell (P x P, Q x Q,
+        P x Q), as in the published authors' code; its v(empty), the MMD^2 of those means,
+        already holds each feature's marginal drift, so the values split only what is left
+        and do not point at drifted features. Its means change with the labels, so each
+        permutation is a game of its own: a test costs one pass of the engine per
+        permutation, not one matrix product.
     interactions : {"SII", "BII", "STII", "k-SII", "Moebius"}, default=None
         Also compute the pairwise interaction index of the statistic's game,
         ``interaction_values_`` (see :func:`pkex_select.interaction_values`). About as costly
@@ -186,6 +189,10 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         Exact Shapley values of the MMD^2 estimate.
     scores_ : ndarray of shape (`n_features_in_`,)
         Same as ``shapley_values_``.
+    shares_ : ndarray of shape (`n_features_in_`,)
+        ``shapley_values_ / mmd_``: each feature's share of the attributed statistic
+        (they add up to 1), on a scale a reader can compare across data sets and numbers of
+        features, where the values' own scale depends on the kernels' normalisation.
     mmd_ : float
         The attributed statistic with all features, ``shapley_values_.sum()``: MMD^2
         (summed over pairs of samples for more than two) with ``scales=[1]``, else its sum
@@ -199,6 +206,8 @@ class MMDShapleyAttributor(ShapleySelectorBase):
     ranking_ : ndarray of shape (`n_features_in_`,)
         1 for the largest value, 2 for the next, ... Constant features carry no information:
         they rank last and are never selected, whatever ``threshold`` is.
+    n_permutations_ : int
+        The permutations used (``n_permutations``, or what None resolved to).
     pvalue_ : float
         Permutation p-value of the two-sample test (only with ``n_permutations > 0``): the
         MMD^2 at every scale and the largest per-feature statistic, combined by weighted
@@ -254,8 +263,8 @@ class MMDShapleyAttributor(ShapleySelectorBase):
 
     def __init__(self, n_features_to_select=0.2, *, threshold=None, estimator="biased",
                  kernel="rbf", bandwidth="median", scales="auto", categorical_features=None,
-                 block_size=20, n_repetitions=3, n_permutations=0, correction="maxT",
-                 alpha=None, value_function="baseline", interactions=None, random_state=None,
+                 block_size=20, n_repetitions=3, n_permutations=None, correction="maxT",
+                 alpha=None, value_function="anova", interactions=None, random_state=None,
                  n_jobs=None, verbose=0):
         self.n_features_to_select = n_features_to_select
         self.threshold = threshold

@@ -204,6 +204,7 @@ OPTIONS = [
     {"estimator": "unbiased", "n_permutations": 29, "correction": "holm"},
     {"estimator": "block", "block_size": 10, "n_repetitions": 2, "n_permutations": 19},
     {"value_function": "observational", "n_permutations": 19, "correction": "fdr_bh"},
+    {"value_function": "baseline", "n_permutations": 19},
     {"interactions": "SII", "scales": [1.0]},
     {"interactions": "k-SII", "scales": [0.5, 1.0, 3.0], "n_permutations": 19},
 ]
@@ -215,6 +216,7 @@ def test_hsic_function_is_the_selector_for_every_option(options):
     ys = (y_continuous - y_continuous.mean()) / y_continuous.std()
     L = gram_matrices(ys[:, None], "rbf", 1.0 / (2.0 * selector.target_bandwidth_**2))[0]
     function_options = {k: v for k, v in options.items() if k != "scales"}
+    function_options["value_function"] = selector.value_function
     result = hsic_shapley_values(_estimator_grams(selector, X), L, scales=selector.scales_,
                                  random_state=0, return_result=True, **function_options)
     _assert_same(result, selector, "hsic_")
@@ -224,6 +226,7 @@ def test_hsic_function_is_the_selector_for_every_option(options):
 def test_mmd_function_is_the_attributor_for_every_option(options):
     attributor = MMDShapleyAttributor(random_state=0, **options).fit(X_shifted, y_groups)
     function_options = {k: v for k, v in options.items() if k != "scales"}
+    function_options["value_function"] = attributor.value_function
     result = mmd_shapley_values(_estimator_grams(attributor, X_shifted), y_groups,
                                 scales=attributor.scales_, random_state=0, return_result=True,
                                 **function_options)

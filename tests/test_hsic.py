@@ -86,7 +86,8 @@ def test_selector_is_the_gram_matrix_function_on_standardised_data():
     y = X[:, 1] ** 2 + 0.1 * rng.normal(size=60)
     block = {"block_size": 12, "n_repetitions": 2, "random_state": 5}
     for estimator, params in [("biased", {}), ("unbiased", {}), ("block", block)]:
-        selector = HSICShapleySelector(estimator=estimator, scales=[1], **params).fit(X, y)
+        selector = HSICShapleySelector(estimator=estimator, scales=[1], value_function="baseline",
+                                       **params).fit(X, y)
         Xs = (X - X.mean(0)) / X.std(0)
         ys = (y - y.mean()) / y.std()
         K = gram_matrices(Xs, "rbf", selector.gammas_)
@@ -127,14 +128,16 @@ def test_finds_an_interaction_that_marginal_filters_miss(seed):
 def test_permutation_pvalues():
     X = rng.normal(size=(150, 6))
     y = X[:, 0] + 0.5 * rng.normal(size=150)
-    selector = HSICShapleySelector(n_permutations=199, random_state=0).fit(X, y)
+    selector = HSICShapleySelector(n_permutations=199, random_state=0,
+                                   value_function="baseline").fit(X, y)
     assert selector.pvalues_.shape == (6,)
     assert selector.pvalues_[0] == 1 / 200 and selector.pvalue_ == 1 / 200
     assert np.all(selector.pvalues_[1:] > 0.01)
     # Each permutation is the statistic of the permuted target: check one by refitting.
     orders = np.random.RandomState(0).permutation(150)
-    refit = HSICShapleySelector().fit(X, y[orders])
-    reference = HSICShapleySelector(n_permutations=1, random_state=0).fit(X, y)
+    refit = HSICShapleySelector(value_function="baseline").fit(X, y[orders])
+    reference = HSICShapleySelector(n_permutations=1, random_state=0,
+                                    value_function="baseline").fit(X, y)
     permuted_exceeds = refit.shapley_values_ >= reference.shapley_values_
     np.testing.assert_array_equal(reference.pvalues_, np.where(permuted_exceeds, 1.0, 0.5))
     # The null distribution is kept: the values of every permutation, and what p counts.

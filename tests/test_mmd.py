@@ -54,14 +54,16 @@ def test_attributor_matches_the_gram_function_and_the_convenience():
     y = np.repeat(["ref", "new"], 30)
     Xs = (X - X.mean(0)) / X.std(0)
     for estimator in ["biased", "unbiased"]:
-        attributor = MMDShapleyAttributor(estimator=estimator, scales=[1]).fit(X, y)
+        attributor = MMDShapleyAttributor(estimator=estimator, scales=[1],
+                                          value_function="baseline").fit(X, y)
         expected = mmd_shapley_values(gram_matrices(Xs, "rbf", attributor.gammas_), y,
                                       estimator=estimator)
         np.testing.assert_allclose(attributor.shapley_values_, expected, rtol=1e-11,
                                    atol=1e-16)
         assert np.isclose(attributor.mmd_, expected.sum())
     assert list(attributor.classes_) == ["new", "ref"]
-    shifted = attribute_shift(X[:30], X[30:], estimator="unbiased", scales=[1])
+    shifted = attribute_shift(X[:30], X[30:], estimator="unbiased", scales=[1],
+                              value_function="baseline")
     np.testing.assert_allclose(shifted.shapley_values_, attributor.shapley_values_, rtol=1e-12)
 
 

@@ -1,5 +1,7 @@
 """Permutation p-values and their multiplicity corrections, against direct computations."""
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy.stats import false_discovery_control
@@ -76,13 +78,13 @@ def test_alpha_selects_by_adjusted_pvalue():
     assert attributor.adjusted_pvalues_[4] <= 0.05
     np.testing.assert_array_equal(attributor.get_support(),
                                   attributor.adjusted_pvalues_ <= 0.05)
-    holm = MMDShapleyAttributor(n_permutations=199, alpha=0.05, correction="holm",
+    holm = MMDShapleyAttributor(n_permutations=999, alpha=0.05, correction="holm",
                                 random_state=0).fit(X, y)
     assert np.all(holm.adjusted_pvalues_ >= holm.pvalues_)
 
 
 @pytest.mark.parametrize("params, message", [
-    ({"alpha": 0.05}, "set n_permutations"),
+    ({"alpha": 0.05, "n_permutations": 0}, "leave n_permutations at None"),
     ({"alpha": 0.05, "n_permutations": 9, "threshold": 0.0}, "either threshold or alpha"),
     ({"alpha": 1.5, "n_permutations": 9}, "alpha"),
     ({"correction": "bonferroni", "n_permutations": 9}, "correction"),
@@ -90,6 +92,41 @@ def test_alpha_selects_by_adjusted_pvalue():
 def test_alpha_needs_permutations(params, message):
     with pytest.raises(ValueError, match=message):
         HSICShapleySelector(**params).fit(rng.normal(size=(40, 3)), rng.normal(size=40))
+
+
+def test_alpha_alone_gets_permutations_that_can_reject():
+    X = rng.normal(size=(120, 20))
+    y = X[:, 3] + 0.3 * rng.normal(size=120)
+    default = HSICShapleySelector(alpha=0.05, random_state=0).fit(X, y)
+    assert default.n_permutations_ == 999 and default.null_distribution_.shape[0] == 999
+    assert 3 in default.get_support(indices=True)
+    # Holm over 20 features needs 20 / (1 + B) <= alpha / 2: B = 799.
+    holm = HSICShapleySelector(alpha=0.05, correction="holm", random_state=0).fit(X, y)
+    assert holm.n_permutations_ == 999
+    strict = HSICShapleySelector(alpha=0.01, correction="holm", random_state=0).fit(X, y)
+    assert strict.n_permutations_ == 3999
+    assert 3 in strict.get_support(indices=True)
+    assert HSICShapleySelector().fit(X, y).n_permutations_ == 0
+
+
+def test_too_few_permutations_for_the_correction_warn_with_the_count_needed():
+    X = rng.normal(size=(60, 20))
+    y = X[:, 0] + 0.3 * rng.normal(size=60)
+    with pytest.warns(UserWarning, match="Use n_permutations=799 or more"):
+        fitted = HSICShapleySelector(alpha=0.05, correction="holm", n_permutations=199,
+                                     random_state=0).fit(X, y)
+    assert fitted.adjusted_pvalues_.min() >= 20 / 200  # the warning's reason
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        HSICShapleySelector(alpha=0.05, n_permutations=199, random_state=0).fit(X, y)
+
+
+def test_setting_alpha_after_a_fit_without_permutations_says_to_refit():
+    X = rng.normal(size=(60, 4))
+    fitted = HSICShapleySelector().fit(X, X[:, 0])
+    fitted.set_params(alpha=0.05)
+    with pytest.raises(ValueError, match="fit again with alpha set"):
+        fitted.get_support()
 
 
 def test_family_wise_error_under_the_null():

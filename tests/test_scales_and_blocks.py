@@ -29,7 +29,7 @@ def standardised(X):
 def test_hsic_over_scales_is_the_sum_of_normalised_games():
     X = rng.normal(size=(50, 4))
     y = X[:, 0] * X[:, 1] + 0.2 * rng.normal(size=50)
-    selector = HSICShapleySelector(scales=[1, 2.5]).fit(X, y)
+    selector = HSICShapleySelector(scales=[1, 2.5], value_function="baseline").fit(X, y)
     assert selector.scales_ == (1.0, 2.5)
     Xs, ys = standardised(X), standardised(y)
     L = gram_matrices(ys[:, None], "rbf", 1 / (2 * selector.target_bandwidth_[0] ** 2))[0]
@@ -53,7 +53,7 @@ def test_mmd_over_scales_is_the_sum_of_normalised_games():
     X = rng.normal(size=(40, 3))
     X[20:, 2] += 1.0
     y = np.repeat([0, 1], 20)
-    attributor = MMDShapleyAttributor(estimator="unbiased").fit(X, y)
+    attributor = MMDShapleyAttributor(estimator="unbiased", value_function="baseline").fit(X, y)
     Xs = standardised(X)
     expected = 0.0
     for scale in attributor.scales_:
@@ -95,6 +95,7 @@ def test_block_mmd_matches_enumeration_of_its_statistic():
     np.testing.assert_allclose(values, expected, rtol=0, atol=1e-12 * np.abs(game).max())
     # The attributor on the same data and seed attributes the same statistic.
     attributor = MMDShapleyAttributor(estimator="block", block_size=6, n_repetitions=2,
+                                      value_function="baseline",
                                       random_state=4, scales=[1]).fit(X, y)
     Ks = gram_matrices(standardised(X), "rbf", attributor.gammas_)
     np.testing.assert_allclose(
@@ -201,7 +202,8 @@ def test_tests_compare_the_statistic_not_the_rounded_sum_of_values():
     # (benchmarks/power). statistics_ is the statistic itself, in every order.
     X = rng.normal(size=(30, 3))
     y = np.repeat([0, 1], 15)
-    attributor = MMDShapleyAttributor(scales=[1], n_permutations=20, random_state=0).fit(X, y)
+    attributor = MMDShapleyAttributor(scales=[1], n_permutations=20, random_state=0,
+                                      value_function="baseline").fit(X, y)
     K = np.prod(gram_matrices(standardised(X), "rbf", attributor.gammas_), axis=0)
     c = np.where(y == 0, 1 / 15, -1 / 15)
     off_diagonal = c @ K @ c - c @ c  # MMD^2 without the diagonal pairs
