@@ -20,6 +20,7 @@ from sklearn.utils._param_validation import Interval
 
 from ._gram import TargetGram
 from ._plan import AllPairs, SampleBlocks
+from ._scheduling import rows_per_task
 from ._validation import encode_labels, is_class_labels, standardise
 from .kernels import bandwidths, gamma_from_bandwidth
 
@@ -40,6 +41,16 @@ PARAMETER_CONSTRAINTS = {
     "block_size": [Interval(Integral, 2, None, closed="left")],
     "n_repetitions": [Interval(Integral, 1, None, closed="left")],
 }
+
+
+# Up to this size the observed weight matrix of HSIC is kept whole when there are
+# permutations (n = 4096): each permutation's weights are then gathered from it.
+_DENSE_WEIGHT_BYTES = 2**27
+
+
+def _row_chunks(n_rows, row_bytes):
+    step = rows_per_task(n_rows, row_bytes)
+    return [slice(start, start + step) for start in range(0, n_rows, step)]
 
 
 def _datetimes_as_numbers(Y):
@@ -212,6 +223,20 @@ class HSIC(_GramStatistic):
             scale = 2.0 / (n * (n - 3))
             constant = row_sums.sum() / ((n - 1) * (n - 2))
             centre = row_sums[permutations] / (n - 2) - constant / 2.0
+
+        if len(permutations) > 1 and 8 * n * n <= _DENSE_WEIGHT_BYTES:
+            # Under permutation k the weight of (a, b) is W[k_a, k_b] for the observed W:
+            # one gather per pair and permutation instead of a kernel evaluation.
+            dense = np.concatenate([
+                scale * (gram.entries(arguments[0, rows, None], arguments[0, None, :])
+                         - centre[0, rows, None] - centre[0, None, :])
+                for rows in _row_chunks(n, 8 * n)
+            ])
+
+            def weights(pairs):
+                return dense[permutations[:, pairs.a], permutations[:, pairs.b]]
+
+            return weights
 
         def weights(pairs):
             entries = gram.entries(arguments[:, pairs.a], arguments[:, pairs.b])

@@ -287,3 +287,19 @@ def test_every_module_all_lists_what_the_others_import():
         assert hasattr(module, "__all__"), f"{module_name} has no __all__"
         assert names <= set(module.__all__), (module_name, sorted(names - set(module.__all__)))
         assert all(hasattr(module, name) for name in module.__all__), module_name
+
+
+@pytest.mark.parametrize("estimator", ["biased", "unbiased"])
+def test_permuted_weights_gathered_from_the_observed_matrix_are_the_kernel_weights(
+        estimator, monkeypatch):
+    """With permutations, HSIC's weights come from the observed weight matrix (one gather per
+    pair and permutation); without the matrix (large n) they are evaluated per pair."""
+    options = {"estimator": estimator, "n_permutations": 49, "random_state": 0}
+    gathered = HSICShapleySelector(**options).fit(X, y_continuous)
+    monkeypatch.setattr("pkex_select._statistics._DENSE_WEIGHT_BYTES", 0)
+    evaluated = HSICShapleySelector(**options).fit(X, y_continuous)
+    scale = np.abs(evaluated.null_distribution_).max()
+    np.testing.assert_allclose(gathered.null_distribution_, evaluated.null_distribution_,
+                               rtol=0, atol=1e-13 * scale)
+    np.testing.assert_array_equal(gathered.pvalues_, evaluated.pvalues_)
+    assert gathered.pvalue_ == evaluated.pvalue_
