@@ -165,8 +165,10 @@ def solve(plan, factors, weights, *, removed=None, interaction_index=None, n_job
     -------
     values : ndarray of shape (n_scales, n_perm, n_features)
     statistics : ndarray of shape (n_scales, n_perm)
-        Per scale, ``sum_p w_p prod_j z_pj``: the statistic without its part from the
-        diagonal pairs, which is the same under every permutation. The values add up to it
+        Per scale, ``sum_p w_p prod_j k_pj`` with the plain kernel factors k
+        (``factors.test_joints``; the ANOVA game's are centred, these are not): the standard
+        kernel statistic without its part from the diagonal pairs, which is the same under
+        every permutation. The values add up to it
         plus that constant; but where the joint kernel is nearly the identity (d
         median-width factors) the sum of the values is the constant plus a signal below its
         rounding error, so tests compare these instead.
@@ -184,10 +186,11 @@ def solve(plan, factors, weights, *, removed=None, interaction_index=None, n_job
         pair_cells = None if removed is None else removed.cells.pair_cells(pairs)
         values, statistics, moments = [], [], np.zeros((len(scales), 3))
         pairwise, order_one = [], []
+        tested = factors.test_joints(pairs, scales)
         for s, Z in enumerate(scales):
             joint = np.prod(Z, axis=1)
             moments[s] = joint.size, joint.sum(), joint @ joint
-            statistics.append(chunk_weights @ joint)
+            statistics.append(chunk_weights @ tested[s])
             observed_removed = None if removed is None else removed.factors(s, 0, pair_cells)
             if removed is not None and removed.by_permutation:
                 # The removed factors change with the labels: one game per permutation.
