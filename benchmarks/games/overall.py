@@ -20,8 +20,7 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from benchmarks._measure import markdown_table, write_results
-from benchmarks.power.__main__ import ALPHA, data_rng, dependence, scenarios, two_samples
-from pkex_select import HSICShapleySelector, MMDShapleyAttributor
+from benchmarks.power.__main__ import ALPHA, scenario_data, scenarios
 
 RESULTS = Path(__file__).parent / "results"
 POWER_CSV = Path(__file__).resolve().parents[1] / "power" / "results" / "power.csv"
@@ -29,13 +28,7 @@ GAMES = ("anova", "baseline")
 
 
 def one_test(statistic, kind, d, n, seed, n_permutations, game):
-    rng = data_rng(kind, d, n, seed)
-    if statistic == "mmd":
-        X, target = two_samples(kind, d, n, rng)
-        estimator = MMDShapleyAttributor
-    else:
-        X, target = dependence(kind, d, n, rng)
-        estimator = HSICShapleySelector
+    X, target, estimator = scenario_data(statistic, kind, d, n, seed)
     fitted = estimator(n_permutations=n_permutations, value_function=game,
                        random_state=seed).fit(X, target)
     return fitted.pvalue_, bool(np.any(fitted.adjusted_pvalues_ <= ALPHA))

@@ -153,14 +153,16 @@ def data_rng(kind, d, n, seed):
     return np.random.default_rng([seed, d, n, zlib.crc32(kind.encode())])
 
 
-def one_repetition(statistic, kind, d, n, seed, n_permutations, methods=METHODS):
+def scenario_data(statistic, kind, d, n, seed):
+    """One data set of a scenario, its target (labels or y) and the estimator that tests it."""
     rng = data_rng(kind, d, n, seed)
     if statistic == "mmd":
-        X, target = two_samples(kind, d, n, rng)
-        estimator = MMDShapleyAttributor
-    else:
-        X, target = dependence(kind, d, n, rng)
-        estimator = HSICShapleySelector
+        return *two_samples(kind, d, n, rng), MMDShapleyAttributor
+    return *dependence(kind, d, n, rng), HSICShapleySelector
+
+
+def one_repetition(statistic, kind, d, n, seed, n_permutations, methods=METHODS):
+    X, target, estimator = scenario_data(statistic, kind, d, n, seed)
     result, seconds = {}, {}
     any_flagged = kept = None
 
