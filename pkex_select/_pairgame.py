@@ -254,6 +254,9 @@ def attribute(statistic, factors, target, *, scales=(1.0,), n_permutations=0,
     by the standard deviation of its joint kernel over the pairs (:func:`joint_kernel_std`),
     so that no scale dominates the others; a scale whose kernel has no spread adds nothing.
 
+    ``value_function="anova"`` centres every factor (``_features.CentredFactors``: one pass
+    over the pairs for the row means first, or per block for the block estimator); the
+    weights and permutations are those of the baseline game.
     ``value_function="observational"`` replaces a removed feature's Gram matrix by its mean
     over each of the statistic's cells (one pass over the pairs first). Where the cells
     depend on the labels (MMD), each permutation is a game of its own: the test costs one
@@ -263,7 +266,8 @@ def attribute(statistic, factors, target, *, scales=(1.0,), n_permutations=0,
     ----------
     statistic : HSIC or MMD
     factors : DataFactors or GramFactors
-        The kernel factors of any chunk of pairs, one array per scale.
+        The kernel factors of any chunk of pairs, one array per scale, and the joint kernels
+        the overall test compares (``test_joints``).
     target : TargetGram or SampleCodes
         The statistic's target.
     scales : tuple of float, default=(1.0,)
