@@ -50,9 +50,10 @@ def hsic_shapley_values(K, L, *, estimator="biased", block_size=20, n_repetition
         Symmetric Gram matrix of the target.
     estimator : {"biased", "unbiased", "block"}, default="biased"
         "biased": tr(K H L H) / (n - 1)^2 with H the centring matrix. "unbiased": the
-        U-statistic of Song et al. (2012), n >= 4. "block": the mean of the biased estimate
-        over blocks of ``block_size`` samples, ``n_repetitions`` random partitions (block HSIC
-        Lasso, Yamada et al. 2018), O(n B d^2) time.
+        U-statistic of Song et al. (2012), n >= 4. "block": the mean of the unbiased estimate
+        over blocks of ``block_size`` >= 4 samples, ``n_repetitions`` random partitions (as
+        block HSIC Lasso, Yamada et al. 2018, which averages the biased one), O(n B d^2)
+        time.
     block_size, n_repetitions : int, default=20, 3
         Block estimator only.
     value_function : {"baseline", "observational", "anova"}, default="baseline"

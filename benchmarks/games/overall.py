@@ -75,12 +75,16 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=1000)
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--statistics", nargs="+", default=["mmd", "hsic"],
+                        choices=["mmd", "hsic"], help="which scenarios to run, in this order")
     parser.add_argument("--cached-only", action="store_true",
                         help="tabulate the scenarios already in the cache, run none")
     args = parser.parse_args(argv)
     best = standard_tests()
     rows, table = [], []
-    for job in scenarios(False):
+    jobs = [job for statistic in args.statistics for job in scenarios(False)
+            if job[0] == statistic]
+    for job in jobs:
         names = [cache_name(job, game, args.repetitions, args.permutations, args.seed)
                  for game in GAMES]
         if args.cached_only and not all((args.out / "cache" / n).exists() for n in names):
