@@ -84,3 +84,19 @@ def test_explain_benchmark_prints_node_counts(tmp_path):
     assert rows["pkex-exact"]["nodes"] == "15"
     assert 1 <= int(rows["pkex"]["nodes"]) <= 15
     assert float(rows["pkex-exact"]["max_abs_diff"]) < 1e-12
+
+
+def test_games_benchmark_fits_and_summarises_each_game():
+    from benchmarks.games.__main__ import one_fit, summarise
+    from benchmarks.games.overall import one_test
+
+    fits = {game: [one_fit("mmd-partial-null", game, seed, 19) for seed in range(2)]
+            for game in ("anova", "baseline")}
+    for game, rows in fits.items():
+        row = summarise("mmd-partial-null", game, rows)
+        assert row["repetitions"] == 2 and len(row["kept"]) == 2
+        assert 0 <= row["fwer_nulls"] <= 1
+    # The shifted features carry most of the anova game's shares.
+    assert np.mean([f["shares"][:2] for f in fits["anova"]]) > 0.5
+    pvalue, flagged = one_test("mmd", "one", 5, 100, 1000, 19, "anova")
+    assert 0 < pvalue <= 1 and isinstance(flagged, bool)
