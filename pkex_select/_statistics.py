@@ -319,9 +319,12 @@ class MMD(_GramStatistic):
         counts = np.bincount(codes)
         if counts.min() < 2:
             small = [str(label) for label, count in zip(labels, counts) if count < 2]
+            named = ", ".join(small[:5]) + (f" and {len(small) - 5} more" if len(small) > 5
+                                            else "")
             raise ValueError(
-                f"every sample needs at least 2 rows; {', '.join(small)} has fewer. If y is a "
-                "continuous target rather than sample labels, use HSICShapleySelector."
+                f"every sample needs at least 2 rows; {len(small)} of the {labels.size} "
+                f"labels have fewer ({named}). If y is a continuous target rather than sample "
+                "labels, use HSICShapleySelector."
             )
         return SampleCodes(labels, codes)
 

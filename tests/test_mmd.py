@@ -154,3 +154,10 @@ def test_bad_convenience_input():
 ])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_a_continuous_y_gets_a_short_error_with_the_count_and_examples():
+    X = rng.normal(size=(10_000, 2))
+    with pytest.raises(ValueError, match="10000 of the 10000 labels have fewer") as error:
+        MMDShapleyAttributor().fit(X, rng.normal(size=10_000))
+    assert len(str(error.value)) < 400 and "and 9995 more" in str(error.value)
