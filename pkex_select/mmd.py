@@ -326,6 +326,9 @@ def attribute_shift(X_p, X_q, **params):
     >>> attribute_shift(reference, current, n_features_to_select=1).get_support(indices=True)
     array([2])
     """
+    for name, sample in (("first", X_p), ("second", X_q)):
+        if len(sample) == 0:
+            raise ValueError(f"The {name} sample has no rows; MMD compares two samples.")
     columns_p, columns_q = getattr(X_p, "columns", None), getattr(X_q, "columns", None)
     if (columns_p is None) != (columns_q is None) or (
         columns_p is not None and list(columns_p) != list(columns_q)

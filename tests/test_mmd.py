@@ -161,3 +161,11 @@ def test_a_continuous_y_gets_a_short_error_with_the_count_and_examples():
     with pytest.raises(ValueError, match="10000 of the 10000 labels have fewer") as error:
         MMDShapleyAttributor().fit(X, rng.normal(size=10_000))
     assert len(str(error.value)) < 400 and "and 9995 more" in str(error.value)
+
+
+def test_attribute_shift_names_an_empty_sample():
+    X = rng.normal(size=(20, 3))
+    with pytest.raises(ValueError, match="The second sample has no rows"):
+        attribute_shift(X, X[:0])
+    with pytest.raises(ValueError, match="The first sample has no rows"):
+        attribute_shift(X[:0], X)
