@@ -334,7 +334,9 @@ def attribute_shift(X_p, X_q, **params):
         columns_p is not None and list(columns_p) != list(columns_q)
     ):
         raise ValueError("X_p and X_q must have the same columns in the same order.")
-    if columns_p is not None:
+    if columns_p is not None and hasattr(X_p, "vstack"):  # polars
+        X = X_p.vstack(X_q)
+    elif columns_p is not None:
         import pandas as pd
 
         X = pd.concat([X_p, X_q], ignore_index=True)

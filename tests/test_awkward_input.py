@@ -274,3 +274,26 @@ def test_no_module_reads_another_modules_private_names():
                     and node.value.id in modules and node.value.id != "self"):
                 offences.append(f"{path.name}: {node.value.id}.{node.attr}")
     assert offences == []
+
+
+def test_polars_frames_work_wherever_pandas_frames_do():
+    pl = pytest.importorskip("polars")
+    from pkex_select import MMDShapleyAttributor, attribute_shift
+
+    data = np.random.default_rng(7).normal(size=(80, 3))
+    target = data[:, 0] + 0.1 * np.random.default_rng(8).normal(size=80)
+    frame = pl.DataFrame({"a": data[:, 0], "b": data[:, 1], "c": data[:, 2]})
+    fitted = HSICShapleySelector(1).fit(frame, target)
+    reference = HSICShapleySelector(1).fit(pd.DataFrame(data, columns=list("abc")), target)
+    np.testing.assert_array_equal(fitted.shapley_values_, reference.shapley_values_)
+    assert list(fitted.feature_names_in_) == ["a", "b", "c"]
+    assert fitted.set_output(transform="polars").transform(frame).columns == ["a"]
+    labelled = frame.with_columns(pl.Series("site", ["x", "y"] * 40))
+    assert HSICShapleySelector(categorical_features=["site"]).fit(labelled, target).ranking_[0] == 1
+    with pytest.raises(ValueError, match="non-numeric values in site"):
+        HSICShapleySelector().fit(labelled, target)
+    shift = attribute_shift(frame[:40], frame[40:].with_columns(pl.col("b") + 2.0),
+                            n_features_to_select=1)
+    np.testing.assert_array_equal(shift.get_support(indices=True), [1])
+    groups = pl.Series(np.repeat(["p", "q"], 40))
+    assert list(MMDShapleyAttributor(1).fit(frame, groups).classes_) == ["p", "q"]
