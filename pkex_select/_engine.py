@@ -111,9 +111,12 @@ def adaptive_deviations(Z, removed, backend="auto"):
     ``prod_i (r_i + t (z_i - r_i))`` are at most ``S^q / q!``): kernel means and the default
     removed factor 1 qualify.
     """
-    if removed is not None and np.abs(removed).max(initial=0.0) > 1.0:
-        return None
-    return _deviations(Z, removed, backend)[0]
+    return _deviations(Z, removed, backend)[0] if _bound_applies(removed) else None
+
+
+def _bound_applies(removed):
+    """Whether the node bound holds: removed factors (1 when None) of magnitude at most 1."""
+    return removed is None or np.abs(removed).max(initial=0.0) <= 1.0
 
 
 def _saves_enough(counts, cap):
@@ -141,7 +144,7 @@ def plan_integrals(Z, removed=None, backend="auto", tol=DEFAULT_TOL):
     cap = exact_node_count(n_features)
     if tol <= 0 or cap <= _MIN_ADAPTIVE_NODES or n_rows * cap * n_features < _MIN_ADAPTIVE_WORK:
         return _exact_plan(n_features)
-    if removed is not None and np.abs(removed).max(initial=0.0) > 1.0:
+    if not _bound_applies(removed):
         return _exact_plan(n_features)
     deviations, largest, above = _deviations(Z, removed, backend)
     counts = node_counts(deviations, n_features, tol)

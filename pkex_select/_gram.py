@@ -4,7 +4,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ._scheduling import rows_per_task
+from ._scheduling import row_slices
 from .kernels import kernel_factor
 
 __all__ = [
@@ -102,8 +102,7 @@ class TargetGram:
     def row_means(self):
         """Row means of the whole matrix: O(n^2) evaluations in chunks of rows, O(n) memory."""
         everyone = self._identity
-        rows = rows_per_task(self.n_samples, 8 * self.n_samples * everyone[0].size)
         return np.concatenate([
-            self.entries(everyone[start : start + rows][:, None], everyone[None, :]).mean(axis=1)
-            for start in range(0, self.n_samples, rows)
+            self.entries(everyone[rows][:, None], everyone[None, :]).mean(axis=1)
+            for rows in row_slices(self.n_samples, 8 * self.n_samples * everyone[0].size)
         ])

@@ -20,7 +20,7 @@ from sklearn.utils._param_validation import Interval
 
 from ._gram import TargetGram
 from ._plan import AllPairs, SampleBlocks
-from ._scheduling import rows_per_task
+from ._scheduling import row_slices
 from ._validation import encode_labels, is_class_labels, standardise
 from .kernels import bandwidths, gamma_from_bandwidth
 
@@ -46,11 +46,6 @@ PARAMETER_CONSTRAINTS = {
 # Up to this size the observed weight matrix of HSIC is kept whole when there are
 # permutations (n = 4096): each permutation's weights are then gathered from it.
 _DENSE_WEIGHT_BYTES = 2**27
-
-
-def _row_chunks(n_rows, row_bytes):
-    step = rows_per_task(n_rows, row_bytes)
-    return [slice(start, start + step) for start in range(0, n_rows, step)]
 
 
 def _datetimes_as_numbers(Y):
@@ -230,7 +225,7 @@ class HSIC(_GramStatistic):
             dense = np.concatenate([
                 scale * (gram.entries(arguments[0, rows, None], arguments[0, None, :])
                          - centre[0, rows, None] - centre[0, None, :])
-                for rows in _row_chunks(n, 8 * n)
+                for rows in row_slices(n, 8 * n)
             ])
 
             def weights(pairs):
