@@ -55,6 +55,22 @@ plotting.beeswarm(explanation, ax=axes[2])
 fig.tight_layout()
 
 # %%
+# With shap's plots
+# -----------------
+# :meth:`~pkex_select.Explanation.to_shap` hands shap the centred values by default: each
+# feature's values minus their mean over the explained rows, with the mean prediction as base
+# value, as shap's own explainers give. Both sets of values add up to each prediction, but
+# shap's bar chart ranks ``mean |value|``, which on the exact values of the removal game
+# (``centred=False``) mostly ranks each feature's constant offset.
+import shap  # noqa: E402
+
+fig, axes = plt.subplots(1, 2, figsize=(14, 4.5))
+for ax, centred in zip(axes, (False, True)):
+    shap.plots.bar(explanation.to_shap(centred=centred), ax=ax, show=False)
+    ax.set_title(f"to_shap(centred={centred})")
+fig.tight_layout()
+
+# %%
 # A Gaussian process with per-feature length scales
 # -------------------------------------------------
 # A constant times an RBF kernel with one length scale per feature, plus noise, is a product

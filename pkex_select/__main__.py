@@ -2,8 +2,9 @@
 
     pkex-select                          # demo: the Wisconsin breast-cancer data
     pkex-select rank FILE.csv --target COL [--task auto|classification|regression]
-                [--k K] [--estimator biased|unbiased|block] [--permutations N]
-                [--value-function anova|baseline|observational] [--plot out.png] [--json]
+                [--k K | --alpha A] [--estimator biased|unbiased|block] [--permutations N]
+                [--value-function anova|baseline|observational] [--na-values LIST]
+                [--plot out.png] [--json]
 """
 
 import argparse
@@ -25,8 +26,14 @@ _VERBOSE_FROM = 3000
 _TARGET_KERNELS = {"auto": "auto", "classification": "delta", "regression": "rbf"}
 # The fewest rows each --estimator is defined for (the block estimator's default block size).
 _MIN_ROWS = {"biased": 2, "unbiased": 4, "block": 20}
-_COMMON_DEFAULTS = {"k": None, "estimator": "biased", "permutations": 0, "seed": 0,
-                    "value_function": None, "plot": None, "json": False}
+_COMMON_DEFAULTS = {"k": None, "alpha": None, "estimator": "biased", "permutations": None,
+                    "seed": 0, "value_function": None, "na_values": None, "plot": None,
+                    "json": False}
+# With permutations and neither --k nor --alpha, features are selected at this level.
+_DEFAULT_ALPHA = 0.05
+# Read as missing in numeric columns only: in a text column "NA" may be North America.
+_NA_STRINGS = {"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+               "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"}
 # What a value means in each game, for the table's header.
 _READING = {
     "anova": "A value is the feature's share of the dependence, its interactions included; a "
@@ -53,19 +60,37 @@ def _count(minimum):
     return parse
 
 
+def _level(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {value:g}")
+    return value
+
+
 def _common_options():
     """Options that may stand before or after the command (``--k 2 rank f.csv`` too)."""
     common = argparse.ArgumentParser(add_help=False, argument_default=argparse.SUPPRESS)
     common.add_argument("--k", type=_count(1),
-                        help="number of features to select (default: 20%%, rounded up)")
+                        help="select the K largest values (default: 20%% of the features, "
+                        "rounded up; with --permutations, those with adjusted p <= 0.05)")
+    common.add_argument("--alpha", type=_level, metavar="A",
+                        help="select the features whose adjusted p-value is at most A (runs "
+                        "999 permutations unless --permutations says otherwise)")
     common.add_argument("--estimator", choices=list(_MIN_ROWS),
                         help="HSIC estimate to attribute (default: biased)")
     common.add_argument("--permutations", type=_count(0), metavar="N",
-                        help="permutations for p-values (default: 0, none)")
-    common.add_argument("--seed", type=int, help="random seed of the permutations (default: 0)")
+                        help="permutations for p-values (default: none, or 999 with --alpha)")
+    common.add_argument("--seed", type=_count(0),
+                        help="random seed of the permutations (default: 0)")
     common.add_argument("--value-function", choices=sorted(_READING),
                         help="the game whose Shapley values are computed (default: the "
                         "selector's, anova)")
+    common.add_argument("--na-values", metavar="LIST",
+                        help="comma-separated strings that mean a missing value in any column "
+                        "(default: empty cells; in numeric columns also NA, NaN, null, ...)")
     common.add_argument("--plot", metavar="FILE",
                         help="save a bar chart of the values (.png, .pdf, .svg, ...)")
     common.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -107,12 +132,30 @@ def _note(message):
     print(f"pkex-select: note: {message}", file=sys.stderr)
 
 
-def _load_csv(path, target, task):
+def _read_csv(path, na_values):
+    """The CSV with text kept as text: the usual NA strings are missing values only in
+    columns that are otherwise numeric; ``na_values`` are missing everywhere."""
+    import pandas as pd
+
+    missing = [""] + ([] if na_values is None else na_values.split(","))
+    frame = pd.read_csv(path, keep_default_na=False, na_values=missing)
+    for column in frame.columns:
+        if pd.api.types.is_object_dtype(frame[column]) or pd.api.types.is_string_dtype(
+            frame[column]
+        ):
+            text = frame[column].where(~frame[column].isin(_NA_STRINGS))
+            numbers = pd.to_numeric(text, errors="coerce")
+            if numbers.notna().sum() == text.notna().sum() and numbers.notna().any():
+                frame[column] = numbers
+    return frame
+
+
+def _load_csv(path, target, task, na_values=None):
     import pandas as pd
     from pandas.api.types import is_numeric_dtype
 
     try:
-        frame = pd.read_csv(path)
+        frame = _read_csv(path, na_values)
     except FileNotFoundError:
         raise UsageError(f"cannot read {path!r}: no such file") from None
     except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
@@ -153,11 +196,24 @@ def _demo_data():
 
 
 def rank(X, y, *, k, estimator, permutations, seed, categorical, task="auto",
-         value_function=None):
+         value_function=None, alpha=None):
     """Fit the selector the command line describes; problems become :class:`UsageError`."""
     from . import HSICShapleySelector
+    from ._pvalues import permutations_needed
     from ._validation import TargetTypeWarning
 
+    if k is not None and alpha is not None:
+        raise UsageError("give --k or --alpha, not both: --k selects a number of features, "
+                         "--alpha those whose adjusted p-value is at most alpha")
+    if permutations == 0 and alpha is not None:
+        raise UsageError("--alpha selects by permutation p-values; --permutations 0 gives none")
+    if alpha is None and k is None and permutations:
+        alpha = _DEFAULT_ALPHA
+    if alpha is not None and permutations and 1 / (permutations + 1) > alpha:
+        raise UsageError(f"with {permutations} permutations no p-value is below "
+                         f"{1 / (permutations + 1):.3g}, so none can be <= {alpha:g}; use "
+                         f"--permutations {permutations_needed('maxT', alpha, 1)} or more, "
+                         "or --k")
     if k is not None and k > X.shape[1]:
         raise UsageError(f"--k must be between 1 and the number of features ({X.shape[1]})")
     if len(X) < _MIN_ROWS[estimator]:
@@ -169,6 +225,7 @@ def rank(X, y, *, k, estimator, permutations, seed, categorical, task="auto",
         categorical_features=categorical or None,
         target_kernel=_TARGET_KERNELS[task],
         n_permutations=permutations,
+        alpha=alpha,
         random_state=seed,
         verbose=int(len(X) >= _VERBOSE_FROM),
     )
@@ -180,6 +237,7 @@ def rank(X, y, *, k, estimator, permutations, seed, categorical, task="auto",
             selector.fit(X, y)
         except ValueError as error:
             raise UsageError(str(error)) from None
+
     if any(issubclass(w.category, TargetTypeWarning) for w in caught):
         guess = _task(selector)
         other = "regression" if guess == "classification" else "classification"
@@ -220,22 +278,24 @@ def _print_table(rows, selector, title, out):
     width = max([7] + [_width(r["feature"]) for r in rows])
     largest = max(abs(r["shapley_value"]) for r in rows) or 1.0
     print(title, file=out)
-    scales = ", ".join(f"{scale:.3g}" for scale in selector.scales_)
-    name = "HSIC" if len(selector.scales_) == 1 else (
-        f"HSIC summed over bandwidth scales {scales} (each over its kernel's spread)")
-    print(f"{name} = {selector.hsic_:.6g}; the values add up to it (shares: of it, in %).",
-          file=out)
+    widths = "" if len(selector.scales_) == 1 else (
+        f" (HSIC at {len(selector.scales_)} kernel widths, each divided by its spread)")
+    print(f"How strongly y depends on the features: {selector.hsic_:.6g}{widths}.\nEach "
+          "feature's value is its part of it; the values add up to it, and share = value / "
+          "total.", file=out)
     if hasattr(selector, "pvalue_"):
+        level = selector.alpha if selector.alpha is not None else _DEFAULT_ALPHA
         print(f"Independence test of X and y: p = {selector.pvalue_:.4g} "
-              f"({selector.n_permutations} permutations). Per-feature p-values are adjusted "
-              "for testing every feature\n(Westfall-Young maxT: the chance that any adjusted "
-              "p-value <= 0.05 under independence is <= 5%).", file=out)
+              f"({selector.n_permutations_} permutations). Per-feature p-values are adjusted "
+              f"for testing every feature\n(Westfall-Young maxT: the chance that any adjusted "
+              f"p-value <= {level:g} under independence is <= {level:.0%}).", file=out)
     print(_READING[selector.value_function], file=out)
     if "pvalues_" in vars(selector):
         print("A small p-value says y depends on the feature (alone or with others); a copy of "
               "a relevant feature\ngets one too: the test is marginal, not conditional.",
               file=out)
-    print(f"* = selected ({sum(r['selected'] for r in rows)} of {len(rows)})\n", file=out)
+    print(f"* = selected ({sum(r['selected'] for r in rows)} of {len(rows)}): "
+          f"{_selection_rule(selector)}\n", file=out)
     pcol = "pvalues_" in vars(selector)
     header = f"{'rank':>4}  {'feature'}{' ' * (width - 7)}  {'shapley':>11}  {'share':>6}"
     print(header + ("  p-value  adj. p" if pcol else ""), file=out)
@@ -250,6 +310,15 @@ def _print_table(rows, selector, title, out):
         print(f"{line}  {bar}", file=out)
 
 
+def _selection_rule(selector):
+    if selector.alpha is not None:
+        return f"adjusted p-value <= {selector.alpha:g} (--alpha to change)"
+    if isinstance(selector.n_features_to_select, int):
+        return f"the {selector.n_features_to_select} largest values (--k)"
+    return ("the largest 20% of the values (--k to choose how many, --alpha to select by "
+            "p-value)")
+
+
 def _plot_path(path):
     """Check a --plot path before any work is done; a path without extension gets .png."""
     try:
@@ -260,6 +329,9 @@ def _plot_path(path):
     except ImportError:
         raise UsageError("--plot needs matplotlib: pip install 'pkex-select[plot]'") from None
     path = Path(path)
+    if path.is_dir():
+        raise UsageError(f"--plot: {str(path)!r} is a folder; give a file name, for example "
+                         f"{str(path / 'ranking.png')!r}")
     if not path.suffix:
         path = path.with_suffix(".png")
     formats = Figure().canvas.get_supported_filetypes()
@@ -276,8 +348,7 @@ def _plot(selector, names, path):
 
     from .plotting import ranking
 
-    ax = ranking(selector.shapley_values_, list(map(str, names)),
-                 pvalues=getattr(selector, "pvalues_", None), xlabel="Shapley value of HSIC")
+    ax = ranking(selector, alpha=selector.alpha or _DEFAULT_ALPHA)
     ax.set_title("Exact Shapley values of HSIC(X, y)")
     ax.figure.tight_layout()
     try:
@@ -293,7 +364,7 @@ def main(argv=None):
     try:
         plot_path = _plot_path(args.plot) if args.plot else None
         if args.command == "rank":
-            X, y, categorical = _load_csv(args.file, args.target, args.task)
+            X, y, categorical = _load_csv(args.file, args.target, args.task, args.na_values)
             describe = f"{args.file}: {X.shape[0]} rows, {X.shape[1]} features, target " \
                        f"{args.target!r}"
         else:
@@ -303,11 +374,12 @@ def main(argv=None):
         selector = rank(X, y, k=args.k, estimator=args.estimator,
                         permutations=args.permutations, seed=args.seed,
                         categorical=categorical, task=getattr(args, "task", "auto"),
-                        value_function=args.value_function)
+                        value_function=args.value_function, alpha=args.alpha)
         rows = _rows(selector, X.columns)
         task = _task(selector)
         if args.json:
-            report = {"hsic": selector.hsic_, "task": task, "features": rows}
+            report = {"hsic": selector.hsic_, "task": task,
+                      "selection": _selection_rule(selector).split(" (--")[0], "features": rows}
             if hasattr(selector, "pvalue_"):
                 report["pvalue"] = selector.pvalue_
             print(json.dumps(report, indent=2, ensure_ascii=False))
@@ -316,13 +388,29 @@ def main(argv=None):
         if plot_path is not None:
             _plot(selector, X.columns, plot_path)
             print(f"\nSaved {plot_path}", file=sys.stderr if args.json else sys.stdout)
+        sys.stdout.flush()
     except UsageError as error:
         print(f"pkex-select: error: {error}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # the reader (head, less) closed the pipe: stop quietly
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _discard_stdout()
+        return 1
+    except KeyboardInterrupt:
+        _discard_stdout()
+        print("pkex-select: interrupted", file=sys.stderr)
+        return 130
+    except OSError as error:  # stdout is a full disk, a closed file, ...
+        _discard_stdout()
+        print(f"pkex-select: error: cannot write the output: {error.strerror or error}",
+              file=sys.stderr)
         return 1
     return 0
+
+
+def _discard_stdout():
+    """Point stdout at the null device, so that the flush at exit cannot fail again."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    sys.stdout = open(os.devnull, "w")
 
 
 def main_entry():

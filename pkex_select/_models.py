@@ -21,6 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 
 __all__ = [
     "as_dense",
+    "fitted_state",
     "KernelExpansion",
     "KernelTerm",
     "model_output",
@@ -64,6 +65,19 @@ def as_dense(array):
     if issparse(array):
         array = array.toarray()
     return np.asarray(array, dtype=np.float64)
+
+
+def fitted_state(model):
+    """The objects a fit stores on the model (and on each step of a pipeline).
+
+    A refit replaces them, so comparing them by identity with those seen earlier tells
+    whether the model was fitted again; holding them keeps their ids from being reused.
+    """
+    estimators = [step for _, step in model.steps] if isinstance(model, Pipeline) else [model]
+    return tuple(
+        value for estimator in estimators for name, value in sorted(vars(estimator).items())
+        if name.endswith("_") and not name.startswith("__")
+    )
 
 
 def _not_product(model, what):

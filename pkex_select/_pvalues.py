@@ -128,12 +128,13 @@ def studentise(values):
     The observed labels (the identity permutation) are included, so that the centring and
     scaling are the same function of the set of permutations whichever of them is the
     observed one: permutation tests on the studentised values stay exact. A column without
-    variance (a constant feature) becomes -inf: it can never be significant.
+    a finite, positive variance (a constant feature, or one already set to -inf) becomes
+    -inf: it can never be significant.
     """
-    std = values.std(axis=0)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        std = values.std(axis=0)
         scaled = (values - values.mean(axis=0)) / std
-    scaled[:, std == 0] = -np.inf
+    scaled[:, ~(np.isfinite(std) & (std > 0))] = -np.inf
     return scaled
 
 

@@ -23,7 +23,7 @@ from ._interactions import INDICES
 from ._pvalues import CORRECTIONS, permutations_needed, smallest_adjusted_pvalue
 from ._scheduling import progress_printer
 from ._statistics import VALUE_FUNCTIONS
-from ._validation import check_no_missing
+from ._validation import check_no_missing, from_arrow
 from .kernels import BANDWIDTH_RULES
 
 __all__ = [
@@ -58,7 +58,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             Interval(Integral, 1, None, closed="left"),
             Interval(Real, 0, 1, closed="right"),
         ],
-        "threshold": [Real, None],
+        "threshold": [Interval(Real, None, None, closed="both"), None],
         "kernel": [StrOptions({"rbf", "laplacian", "cauchy"})],
         "bandwidth": [StrOptions(set(BANDWIDTH_RULES)), Interval(Real, 0, None, closed="neither")],
         "categorical_features": ["array-like", None],
@@ -101,6 +101,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         """
         self._validate_params()
         self._check_selection_parameters()
+        X, y = from_arrow(X), from_arrow(y)
         X, y_validated = self._validate_features(X, y)
         target = self._target(y_validated, y)
         features = prepare_features(
@@ -161,8 +162,8 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
                 f"With {self.n_permutations} permutations the smallest adjusted p-value that "
                 f"correction={self.correction!r} can give over {family_size} features is "
                 f"{smallest:.3g}, above alpha={self.alpha}: no feature can be selected. Use "
-                f"n_permutations={needed} or more (or leave it at None), or the maxT "
-                "correction.",
+                f"n_permutations={needed} or more (or leave it at None)"
+                + (", or the maxT correction." if self.correction != "maxT" else "."),
                 UserWarning,
                 stacklevel=3,
             )
@@ -172,7 +173,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         """X and y checked by scikit-learn; X's categorical columns found (as objects)."""
         if y is not None:
             check_no_missing(y)
-        # pandas gives an Index, polars and pyarrow a list of names.
+        # pandas gives an Index, polars a list of names.
         columns = getattr(X, "columns", None)
         if columns is not None:
             names = pd.Index(list(columns))

@@ -16,6 +16,7 @@ __all__ = [
     "categorical_dtypes",
     "check_no_missing",
     "encode_labels",
+    "from_arrow",
     "is_class_labels",
     "MAX_CLASSES",
     "MIN_SAMPLES_PER_CLASS",
@@ -33,6 +34,17 @@ _BORDERLINE = (10, 40)
 
 class TargetTypeWarning(UserWarning):
     """The target could be read as class labels or as a continuous quantity."""
+
+
+def from_arrow(data):
+    """A pyarrow Table or array as pandas (column types kept); any other input unchanged.
+
+    scikit-learn reads pyarrow data itself, but the checks here read column names and
+    dtypes, which pyarrow spells differently (``column_names``, ``schema``).
+    """
+    if type(data).__module__.split(".")[0] == "pyarrow" and hasattr(data, "to_pandas"):
+        return data.to_pandas()
+    return data
 
 
 def check_no_missing(values, what="y"):

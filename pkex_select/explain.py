@@ -3,13 +3,15 @@
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from sklearn.utils.validation import check_array
 
 from . import _models
 from ._interactions import INDICES, check_index, interaction_values
-from ._models import as_dense, read_model
+from ._models import as_dense, fitted_state, read_model
 from ._quadrature import DEFAULT_TOL
 from ._scheduling import rows_per_task
+from ._validation import from_arrow
 from .kernels import factor_tensor
 
 __all__ = ["Explanation", "ProductKernelExplainer"]
@@ -52,6 +54,81 @@ class Explanation:
         """1 for per-feature values, 2 for pairwise interaction indices."""
         return INDICES[self.index]
 
+    def __getitem__(self, key):
+        """Rows, features or both: ``e[0]``, ``e[:5]``, ``e["age"]``, ``e[mask, ["a", "b"]]``.
+
+        Rows are selected like a NumPy array's first axis, but an explanation always keeps
+        its rows axis (``e[0]`` is the first row as an explanation of one row). Features are
+        selected by name, position, slice or boolean mask; a string or list of strings alone
+        selects features. A subset of the features keeps the base values, so its values no
+        longer add up to the model output.
+        """
+        if isinstance(key, tuple):
+            if len(key) != 2:
+                raise IndexError(
+                    f"an Explanation is indexed by rows and features; got {len(key)} indices."
+                )
+            rows, features = key
+        elif isinstance(key, str) or (
+            isinstance(key, list) and key and all(isinstance(k, str) for k in key)
+        ):
+            rows, features = slice(None), key
+        else:
+            rows, features = key, slice(None)
+        rows = np.arange(len(self))[rows]
+        rows = np.atleast_1d(rows)
+        columns = self._feature_positions(features)
+        values = np.take(self.values[rows], columns, axis=1)
+        if self.max_order == 2:
+            values = np.take(values, columns, axis=2)
+        return Explanation(
+            values=values,
+            base_values=np.asarray(self.base_values)[rows],
+            data=self.data[rows][:, columns],
+            feature_names=[self.feature_names[j] for j in columns],
+            output_names=list(self.output_names),
+            index=self.index,
+        )
+
+    def _feature_positions(self, features):
+        positions = np.arange(len(self.feature_names))
+        names = [features] if isinstance(features, str) else features
+        if isinstance(names, list) and all(isinstance(name, str) for name in names):
+            missing = [name for name in names if name not in self.feature_names]
+            if missing:
+                raise KeyError(
+                    f"no feature named {', '.join(map(repr, missing))}; the features are "
+                    f"{self.feature_names}."
+                )
+            return np.array([self.feature_names.index(name) for name in names], dtype=np.intp)
+        return np.atleast_1d(positions[features])
+
+    def __repr__(self):
+        shown = ", ".join(map(str, self.feature_names[:8]))
+        more = f", ... ({len(self.feature_names)} in all)" if len(self.feature_names) > 8 else ""
+        outputs = (f", outputs [{', '.join(map(str, self.output_names))}]"
+                   if self.values.ndim == 2 + self.max_order else "")
+        rows = f"{len(self)} row" + ("" if len(self) == 1 else "s")
+        return (f"Explanation(index={self.index!r}, {rows}, values of shape "
+                f"{self.values.shape}, features [{shown}{more}]{outputs})")
+
+    def _repr_html_(self):
+        """The first rows as a table in notebooks (values of the first output, base value)."""
+        import html
+
+        header = html.escape(repr(self))
+        if self.max_order != 1:
+            return f"<p><code>{header}</code></p>"
+        values = self.values if self.values.ndim == 2 else self.values[..., 0]
+        base = np.asarray(self.base_values)
+        base = base if base.ndim == 1 else base[:, 0]
+        table = pd.DataFrame(values[:10], columns=list(map(str, self.feature_names)))
+        table.insert(0, "base value", base[:10])
+        table.index.name = "row"
+        caption = "" if len(self) <= 10 else f"<p>first 10 of {len(self)} rows</p>"
+        return f"<p><code>{header}</code></p>{table.to_html(float_format='{:.4g}'.format)}" \
+            + caption
+
     def _check_order_one(self, what):
         if self.max_order != 1:
             raise ValueError(
@@ -60,10 +137,33 @@ class Explanation:
                 "Shapley values, or read the matrix from .values."
             )
 
+    def centred(self):
+        """The values minus each feature's mean over the rows, the base values plus those means.
+
+        Each row's values still add up to its output, and the base value becomes the mean
+        output over the explained rows (shap's convention). Under the baseline value function
+        a removed feature acts as if the row matched every expansion point on it, so each
+        feature's values share a constant offset that says nothing about the row; centring
+        removes it and keeps what moves the output from row to row.
+        """
+        self._check_order_one("centred()")
+        if len(self) < 2:
+            raise ValueError(
+                "centring over one row leaves only zeros; explain several rows (for example "
+                "a sample of the data) and index the centred explanation afterwards."
+            )
+        means = self.values.mean(axis=0)
+        return Explanation(
+            values=self.values - means,
+            base_values=np.asarray(self.base_values) + means.sum(axis=0),
+            data=self.data,
+            feature_names=list(self.feature_names),
+            output_names=list(self.output_names),
+            index=self.index,
+        )
+
     def to_frame(self):
         """The values as a pandas DataFrame (columns: features, or (output, feature) pairs)."""
-        import pandas as pd
-
         self._check_order_one("to_frame()")
         if self.values.ndim == 2:
             return pd.DataFrame(self.values, columns=list(self.feature_names))
@@ -73,16 +173,29 @@ class Explanation:
         flat = np.swapaxes(self.values, 1, 2).reshape(len(self), -1)
         return pd.DataFrame(flat, columns=columns)
 
-    def to_shap(self):
-        """A :class:`shap.Explanation`, so that shap's plots can be used (needs shap)."""
+    def to_shap(self, centred=True):
+        """A :class:`shap.Explanation`, so that shap's plots can be used (needs shap).
+
+        Parameters
+        ----------
+        centred : bool, default=True
+            Hand over :meth:`centred` values: each feature's values minus their mean over
+            the explained rows, and as base value the mean output, as shap's own explainers
+            give. shap's global plots (bar, beeswarm) rank by ``mean |value|``, which on the
+            uncentred values of the baseline value function ranks a per-feature offset
+            rather than what the feature does. ``centred=False`` hands over the exact
+            values of the removal game and its base value (every kernel factor removed);
+            both add up to the model output row by row.
+        """
         self._check_order_one("to_shap()")
         try:
             import shap
         except ImportError as error:
             raise ImportError("to_shap() needs the shap package: pip install shap") from error
+        explanation = self.centred() if centred else self
         return shap.Explanation(
-            values=self.values,
-            base_values=self.base_values,
+            values=explanation.values,
+            base_values=explanation.base_values,
             data=self.data,
             feature_names=list(self.feature_names),
             output_names=list(self.output_names) if self.values.ndim == 3 else None,
@@ -141,6 +254,10 @@ class ProductKernelExplainer:
     per pair of classes whatever ``decision_function_shape`` is, matching
     ``decision_function`` with ``decision_function_shape="ovo"``.
 
+    The explainer reads the model's kernel expansion once, when it is built. If the model
+    is fitted again afterwards, ``explain``, ``coalition_value`` and ``model_output`` raise a
+    ValueError instead of explaining the earlier fit: build a new explainer.
+
     Examples
     --------
     >>> import numpy as np
@@ -170,6 +287,7 @@ class ProductKernelExplainer:
             )
         self.value_function = value_function
         self._expansion = read_model(model)
+        self._fitted_state = fitted_state(model)
         self.n_features_in_ = self._expansion.points.shape[1]
         if feature_names is None:
             names = getattr(model, "feature_names_in_", None)
@@ -191,7 +309,21 @@ class ProductKernelExplainer:
                 _, inputs = self._prepare(background, what="background")
             self._removed_factors = self._kernel_means(inputs)
 
+    def _check_model_unchanged(self):
+        state = fitted_state(self.model)
+        if len(state) != len(self._fitted_state) or any(
+            now is not then for now, then in zip(state, self._fitted_state)
+        ):
+            raise ValueError(
+                f"The {type(self.model).__name__} was fitted again after this explainer was "
+                "built, and the explainer holds the kernel expansion of the earlier fit. Build "
+                "a new ProductKernelExplainer(model) for the new fit."
+            )
+
     def _prepare(self, X, what="X"):
+        if what == "X":
+            self._check_model_unchanged()
+        X = from_arrow(X)
         columns = getattr(X, "columns", None)
         if columns is not None and [str(c) for c in columns] != self.feature_names_:
             raise ValueError(
@@ -313,7 +445,7 @@ class ProductKernelExplainer:
     def model_output(self, X):
         """The model output the explanations add up to (see the ``model`` parameter)."""
         self._prepare(X)
-        return _models.model_output(self.model, X)
+        return _models.model_output(self.model, from_arrow(X))
 
     def _subset_masks(self, subsets):
         if isinstance(subsets, np.ndarray) and subsets.dtype == bool:

@@ -105,12 +105,15 @@ def gamma_from_bandwidth(kernel, bandwidth):
     s = np.asarray(bandwidth, dtype=np.float64)
     if np.any(~np.isfinite(s)) or np.any(s <= 0):
         raise ValueError("Bandwidths must be positive and finite.")
-    if kernel == "rbf":
-        return 1.0 / (2.0 * s**2)
-    if kernel == "laplacian":
-        return 1.0 / s
-    if kernel == "cauchy":
-        return 1.0 / s**2
+    # Extreme bandwidths give gamma 0 or inf: a constant factor or a delta kernel, which the
+    # kernels evaluate as such, so the overflow is no error.
+    with np.errstate(over="ignore", divide="ignore"):
+        if kernel == "rbf":
+            return 1.0 / (2.0 * s**2)
+        if kernel == "laplacian":
+            return 1.0 / s
+        if kernel == "cauchy":
+            return 1.0 / s**2
     if kernel == "delta":
         return np.ones_like(s)
     raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}.")

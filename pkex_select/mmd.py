@@ -7,6 +7,7 @@ from . import _pairgame
 from ._gram import check_feature_grams
 from ._selection import ShapleySelectorBase
 from ._statistics import MMD, PARAMETER_CONSTRAINTS
+from ._validation import from_arrow
 
 __all__ = ["MMDShapleyAttributor", "attribute_shift", "mmd_shapley_values"]
 
@@ -326,6 +327,7 @@ def attribute_shift(X_p, X_q, **params):
     >>> attribute_shift(reference, current, n_features_to_select=1).get_support(indices=True)
     array([2])
     """
+    X_p, X_q = from_arrow(X_p), from_arrow(X_q)
     for name, sample in (("first", X_p), ("second", X_q)):
         if len(sample) == 0:
             raise ValueError(f"The {name} sample has no rows; MMD compares two samples.")

@@ -4,6 +4,7 @@ Each function draws on ``ax`` (a new figure when None) and returns the axes.
 """
 
 import numpy as np
+from sklearn.utils.validation import check_is_fitted
 
 __all__ = ["bar", "beeswarm", "centred_importance", "interactions", "ranking", "waterfall"]
 
@@ -18,6 +19,48 @@ def _axes(ax, figsize):
     return plt.subplots(figsize=figsize)[1]
 
 
+def _feature_names(estimator):
+    names = getattr(estimator, "feature_names_in_", None)
+    return [str(name) for name in names] if names is not None else [
+        f"x{j}" for j in range(estimator.n_features_in_)]
+
+
+def _statistic_name(selector):
+    return "HSIC" if hasattr(selector, "hsic_") else "MMD"
+
+
+def _explanation(source, what, order=1):
+    """An :class:`~pkex_select.Explanation`, or a fitted selector read as one of one row.
+
+    A selector's values add up to its statistic, so the row's base value is 0; order 2 reads
+    its ``interaction_values_``.
+    """
+    from .explain import Explanation
+
+    if isinstance(source, Explanation):
+        return source
+    if not hasattr(source, "_get_support_mask"):
+        raise TypeError(
+            f"{what} draws an Explanation (ProductKernelExplainer.explain) or a fitted "
+            f"HSICShapleySelector or MMDShapleyAttributor; got {type(source).__name__}."
+        )
+    check_is_fitted(source, "shapley_values_")
+    if order == 1:
+        values, index = source.shapley_values_, "SV"
+    elif hasattr(source, "interaction_values_"):
+        values, index = source.interaction_values_, source.interactions
+    else:
+        raise ValueError(
+            f"{what} needs the selector's interaction_values_: fit it with "
+            "interactions='SII' (or another pairwise index)."
+        )
+    return Explanation(
+        values=np.asarray(values)[None], base_values=np.zeros(1),
+        data=np.full((1, source.n_features_in_), np.nan),
+        feature_names=_feature_names(source), output_names=[_statistic_name(source)],
+        index=index)
+
+
 def _output_values(explanation, output, order=1):
     if explanation.max_order != order:
         raise ValueError(
@@ -26,10 +69,17 @@ def _output_values(explanation, output, order=1):
             + (" Use plotting.interactions for pairwise indices." if order == 1 else
                " Use explain(X, index='SII', max_order=2).")
         )
+    names = list(explanation.output_names)
+    if isinstance(output, str):
+        if output not in names:
+            raise ValueError(f"output {output!r} is not an output of this explanation; its "
+                             f"outputs are {names}.")
+        output = names.index(output)
+    elif not -len(names) <= output < len(names):
+        raise ValueError(f"output {output} is out of range for the {len(names)} outputs "
+                         f"{names}.")
     values = explanation.values
     if values.ndim == 2 + order:
-        if isinstance(output, str):
-            output = explanation.output_names.index(output)
         return values[..., output], np.asarray(explanation.base_values)[:, output]
     return values, np.asarray(explanation.base_values)
 
@@ -47,18 +97,47 @@ def centred_importance(values):
     return np.abs(values - values.mean(axis=0)).mean(axis=0)
 
 
-def ranking(values, feature_names, *, pvalues=None, alpha=0.05, max_display=20, ax=None,
-            xlabel="Shapley value"):
+def ranking(values, feature_names=None, *, pvalues=None, alpha=0.05, max_display=20,
+            ax=None, xlabel="Shapley value", pvalue_label="p-value"):
     """Horizontal bars of per-feature values, the ``max_display`` largest on top.
 
-    With ``pvalues``, bars of features significant at ``alpha`` are solid and the others
-    hatched, and each bar is labelled with its p-value.
+    Parameters
+    ----------
+    values : array-like of shape (n_features,), or a fitted selector
+        A selector (:class:`~pkex_select.HSICShapleySelector`,
+        :class:`~pkex_select.MMDShapleyAttributor`) gives its ``shapley_values_``, feature
+        names and, when it was fitted with permutations, its adjusted p-values.
+    feature_names : list of str, default=None
+        Required with an array of values.
+    pvalues : array-like of shape (n_features,), default=None
+        When given, bars of features with p-value at most ``alpha`` are solid, the others
+        hatched, each bar is labelled with its p-value, and a legend says which is which.
+    alpha : float, default=0.05
+    max_display : int, default=20
+    ax : matplotlib Axes, default=None
+    xlabel : str, default="Shapley value"
+    pvalue_label : str, default="p-value"
+        What the p-values are, for the legend ("adjusted p-value (maxT)", "raw p-value").
+
+    Returns
+    -------
+    matplotlib Axes
     """
+    if hasattr(values, "_get_support_mask"):
+        selector = values
+        check_is_fitted(selector, "shapley_values_")
+        values, feature_names = selector.shapley_values_, _feature_names(selector)
+        if pvalues is None and hasattr(selector, "adjusted_pvalues_"):
+            pvalues = selector.adjusted_pvalues_
+            pvalue_label = f"adjusted p-value ({selector.correction})"
+        if xlabel == "Shapley value":
+            xlabel = f"Shapley value of {_statistic_name(selector)}"
     values = np.asarray(values, dtype=float)
-    if values.ndim != 1 or len(feature_names) != values.size:
+    if feature_names is None or values.ndim != 1 or len(feature_names) != values.size:
         raise ValueError(
-            f"ranking needs one feature name per value; got {len(feature_names)} names for "
-            f"values of shape {values.shape}."
+            "ranking needs one feature name per value; got "
+            f"{'no' if feature_names is None else len(feature_names)} names for values of "
+            f"shape {values.shape}."
         )
     if pvalues is not None and np.shape(pvalues) != values.shape:
         raise ValueError(
@@ -70,6 +149,8 @@ def ranking(values, feature_names, *, pvalues=None, alpha=0.05, max_display=20, 
     colors = np.where(values[order] >= 0, "#d62728", "#1f77b4")
     bars = ax.barh(np.arange(len(order)), values[order], color=colors)
     if pvalues is not None:
+        from matplotlib.patches import Patch
+
         pvalues = np.asarray(pvalues, dtype=float)
         for bar, j in zip(bars, order):
             if pvalues[j] > alpha:
@@ -78,6 +159,10 @@ def ranking(values, feature_names, *, pvalues=None, alpha=0.05, max_display=20, 
             # Labels sit right of the bar or of zero, clear of the feature names.
             ax.annotate(f"p={pvalues[j]:.3g}", (max(bar.get_width(), 0.0), bar.get_y() + 0.4),
                         xytext=(3, 0), textcoords="offset points", va="center", fontsize=8)
+        ax.legend(handles=[
+            Patch(facecolor="grey", label=f"{pvalue_label} <= {alpha:g}"),
+            Patch(facecolor="grey", alpha=0.5, hatch="//", label=f"{pvalue_label} > {alpha:g}"),
+        ], loc="lower right", fontsize=8)
     ax.set_yticks(np.arange(len(order)), [str(feature_names[j]) for j in order])
     ax.axvline(0, color="black", linewidth=0.8)
     ax.ticklabel_format(axis="x", style="sci", scilimits=(-3, 4))
@@ -86,12 +171,31 @@ def ranking(values, feature_names, *, pvalues=None, alpha=0.05, max_display=20, 
 
 
 def bar(explanation, *, output=0, max_display=20, ax=None, centred=True):
-    """Global importance per feature over the explained rows.
+    """Global importance per feature: over the explained rows, or a selector's values.
 
-    By default the centred importance ``mean |phi - mean phi|`` (see
-    :func:`centred_importance`): under the baseline value function ``mean |phi|`` is mostly a
-    constant offset per feature. ``centred=False`` shows ``mean |phi|``.
+    Parameters
+    ----------
+    explanation : Explanation or fitted selector
+        For an :class:`~pkex_select.Explanation`, the centred importance
+        ``mean |phi - mean phi|`` over its rows (see :func:`centred_importance`): under the
+        baseline value function ``mean |phi|`` is mostly a constant offset per feature. A
+        fitted :class:`~pkex_select.HSICShapleySelector` or
+        :class:`~pkex_select.MMDShapleyAttributor` has one value per feature already: its
+        Shapley values are drawn by :func:`ranking`, with its adjusted p-values if any.
+    output : int or str, default=0
+        Which output of a multi-output explanation (position or name).
+    max_display : int, default=20
+    ax : matplotlib Axes, default=None
+    centred : bool, default=True
+        ``False`` shows ``mean |phi|`` of an explanation.
+
+    Returns
+    -------
+    matplotlib Axes
     """
+    if hasattr(explanation, "_get_support_mask"):
+        return ranking(explanation, max_display=max_display, ax=ax)
+    explanation = _explanation(explanation, "bar")
     values, _ = _output_values(explanation, output)
     importance = centred_importance(values) if centred else np.abs(values).mean(axis=0)
     label = "mean |Shapley value - its mean|" if centred else "mean |Shapley value|"
@@ -103,12 +207,33 @@ def bar(explanation, *, output=0, max_display=20, ax=None, centred=True):
 
 
 def waterfall(explanation, row=0, *, output=0, max_display=12, ax=None):
-    """How one row's output is built from the base value, feature by feature."""
+    """How one row's output is built from the base value, feature by feature.
+
+    Parameters
+    ----------
+    explanation : Explanation or fitted selector
+        A fitted selector shows how its statistic is built from 0 by its features' values.
+    row : int, default=0
+        Which row of the explanation.
+    output : int or str, default=0
+        Which output of a multi-output explanation (position or name).
+    max_display : int, default=12
+        Features shown one by one, largest ``|value|`` first; the rest are summed in one bar.
+    ax : matplotlib Axes, default=None
+
+    Returns
+    -------
+    matplotlib Axes
+        Each bar is labelled with its value; red bars raise the output, blue ones lower it.
+    """
+    selector = hasattr(explanation, "_get_support_mask")
+    explanation = _explanation(explanation, "waterfall")
     values, base_values = _output_values(explanation, output)
     phi, base = values[row], float(base_values[row])
     order = np.argsort(-np.abs(phi), kind="stable")
     shown, rest = order[:max_display], order[max_display:]
-    labels = [f"{explanation.feature_names[j]} = {explanation.data[row, j]:.3g}" for j in shown]
+    labels = [str(explanation.feature_names[j]) if selector else
+              f"{explanation.feature_names[j]} = {explanation.data[row, j]:.3g}" for j in shown]
     steps = list(phi[shown])
     if rest.size:
         labels.append(f"{rest.size} other features")
@@ -117,22 +242,52 @@ def waterfall(explanation, row=0, *, output=0, max_display=12, ax=None):
     start = base
     for position, step in enumerate(steps):
         y = len(steps) - 1 - position
-        ax.barh(y, step, left=start, color="#d62728" if step >= 0 else "#1f77b4")
-        start += step
+        (patch,) = ax.barh(y, step, left=start, color="#d62728" if step >= 0 else "#1f77b4")
+        patch.sticky_edges.x.clear()  # let the margins keep the end bars off the frame
+        end = start + step
+        ax.annotate(f"{step:+.3g}", (end, y), xytext=(3 if step >= 0 else -3, 0),
+                    textcoords="offset points", va="center", fontsize=8,
+                    ha="left" if step >= 0 else "right")
+        start = end
     ax.set_yticks(np.arange(len(steps))[::-1], labels)
     ax.axvline(base, color="grey", linestyle=":", linewidth=1)
     ax.axvline(start, color="black", linewidth=1)
-    ax.margins(x=0.08)
-    ax.set_xlabel(f"output (base {base:.3g} -> {start:.3g})")
+    ax.margins(x=0.15, y=0.04)
+    if selector:
+        ax.set_xlabel(f"{explanation.output_names[0]} (0 -> {start:.3g})")
+    else:
+        ax.set_xlabel(f"output (base {base:.3g} -> {start:.3g})")
     return ax
 
 
 def beeswarm(explanation, *, output=0, max_display=15, ax=None, seed=0):
     """Every row's value per feature, coloured by the feature's value (low blue, high red).
 
-    Features are ranked by :func:`centred_importance` (variation across rows, not the
-    per-feature offset of the baseline value function).
+    Parameters
+    ----------
+    explanation : Explanation
+        Several rows of Shapley values. (A fitted selector has one value per feature, not
+        one per row: draw it with :func:`bar`.)
+    output : int or str, default=0
+        Which output of a multi-output explanation (position or name).
+    max_display : int, default=15
+        Features ranked by :func:`centred_importance` (variation across rows, not the
+        per-feature offset of the baseline value function).
+    ax : matplotlib Axes, default=None
+    seed : int, default=0
+        The vertical jitter of the points.
+
+    Returns
+    -------
+    matplotlib Axes
     """
+    if hasattr(explanation, "_get_support_mask"):
+        raise TypeError(
+            "beeswarm draws one point per explained row; a fitted selector has one value per "
+            "feature. Use plotting.bar(selector), or explain rows of a fitted model with "
+            "ProductKernelExplainer."
+        )
+    explanation = _explanation(explanation, "beeswarm")
     values, _ = _output_values(explanation, output)
     order = np.argsort(centred_importance(values), kind="stable")[::-1][:max_display][::-1]
     ax = _axes(ax, (7, 0.35 * len(order) + 1.5))
@@ -153,12 +308,31 @@ def beeswarm(explanation, *, output=0, max_display=15, ax=None, seed=0):
 
 
 def interactions(explanation, *, row=None, output=0, max_display=12, ax=None):
-    """Heat map of pairwise interaction indices (an explanation of order 2).
+    """Heat map of pairwise interaction indices.
 
-    With ``row=None`` each cell is the mean over rows of the index's absolute value, off the
-    diagonal, and the features are those with the largest total; with a row, the signed
-    matrix of that row. The diagonal (order-one values) is left blank: it is on another scale.
+    Parameters
+    ----------
+    explanation : Explanation of order 2, or fitted selector
+        An explanation from ``explain(X, index="SII", max_order=2)`` (or another pairwise
+        index), or a selector fitted with ``interactions`` set, whose
+        ``interaction_values_`` are drawn signed.
+    row : int, default=None
+        With None, each cell is the mean over rows of the index's absolute value; with a
+        row, the signed matrix of that row.
+    output : int or str, default=0
+        Which output of a multi-output explanation (position or name).
+    max_display : int, default=12
+        The features with the largest total off-diagonal interaction.
+    ax : matplotlib Axes, default=None
+
+    Returns
+    -------
+    matplotlib Axes
+        The diagonal (order-one values) is left blank: it is on another scale.
     """
+    if hasattr(explanation, "_get_support_mask") and row is None:
+        row = 0
+    explanation = _explanation(explanation, "interactions", order=2)
     values, _ = _output_values(explanation, output, order=2)
     matrix = np.abs(values).mean(axis=0) if row is None else values[row]
     off_diagonal = matrix.copy()
@@ -173,7 +347,7 @@ def interactions(explanation, *, row=None, output=0, max_display=12, ax=None):
         label = f"mean |{explanation.index}|"
     else:
         image = ax.imshow(cells, cmap="coolwarm", vmin=-(limit or 1.0), vmax=limit or 1.0)
-        label = f"{explanation.index}, row {row}"
+        label = explanation.index if len(explanation) == 1 else f"{explanation.index}, row {row}"
     names = [str(explanation.feature_names[j]) for j in shown]
     ax.set_xticks(np.arange(len(shown)), names, rotation=90)
     ax.set_yticks(np.arange(len(shown)), names)

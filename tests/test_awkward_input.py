@@ -297,3 +297,58 @@ def test_polars_frames_work_wherever_pandas_frames_do():
     np.testing.assert_array_equal(shift.get_support(indices=True), [1])
     groups = pl.Series(np.repeat(["p", "q"], 40))
     assert list(MMDShapleyAttributor(1).fit(frame, groups).classes_) == ["p", "q"]
+
+
+def test_pyarrow_tables_work_wherever_pandas_frames_do():
+    pa = pytest.importorskip("pyarrow")
+    from pkex_select import attribute_shift
+
+    data = np.random.default_rng(7).normal(size=(80, 3))
+    target = data[:, 0] + 0.1 * np.random.default_rng(8).normal(size=80)
+    frame = pd.DataFrame(data, columns=list("abc"))
+    table = pa.Table.from_pandas(frame)
+    fitted = HSICShapleySelector(1).fit(table, pa.array(target))
+    reference = HSICShapleySelector(1).fit(frame, target)
+    np.testing.assert_array_equal(fitted.shapley_values_, reference.shapley_values_)
+    assert list(fitted.feature_names_in_) == ["a", "b", "c"]
+    np.testing.assert_array_equal(fitted.transform(table), data[:, :1])
+    labelled = pa.Table.from_pandas(frame.assign(site=["x", "y"] * 40))
+    with pytest.raises(ValueError, match="non-numeric values in site"):
+        HSICShapleySelector().fit(labelled, target)
+    moved = pa.Table.from_pandas(frame.iloc[40:].assign(b=frame.b.iloc[40:] + 2.0))
+    shift = attribute_shift(pa.Table.from_pandas(frame.iloc[:40]), moved, n_features_to_select=1)
+    np.testing.assert_array_equal(shift.get_support(indices=True), [1])
+
+
+def test_a_threshold_must_be_a_number():
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    with pytest.raises(ValueError, match="'threshold' parameter .* Got nan"):
+        HSICShapleySelector(threshold=float("nan")).fit(X, X[:, 0])
+
+
+def test_the_warning_classes_are_importable_from_the_package():
+    assert pkex_select.TargetTypeWarning is TargetTypeWarning
+    assert issubclass(pkex_select.IdentifierColumnWarning, UserWarning)
+    assert {"TargetTypeWarning", "IdentifierColumnWarning"} <= set(pkex_select.__all__)
+
+
+def _extreme_fits():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    y = X[:, 0] + rng.normal(size=30)
+    for kernel in ("rbf", "laplacian", "cauchy"):
+        for bandwidth in (1e-300, 1e-8, 1e300):
+            yield HSICShapleySelector(kernel=kernel, bandwidth=bandwidth), X, y
+        yield HSICShapleySelector(kernel=kernel, scales=[1e-8, 1e8]), X, y
+    yield HSICShapleySelector(), np.ones((30, 3)), y
+    yield HSICShapleySelector(estimator="unbiased"), X, np.r_[np.ones(29), 2.0]
+    yield HSICShapleySelector(), X[:2], y[:2]
+    yield MMDShapleyAttributor(), np.ones((10, 2)), [0] * 5 + [1] * 5
+
+
+@pytest.mark.parametrize("selector, X, y", list(_extreme_fits()))
+def test_extreme_inputs_raise_no_numpy_warnings(selector, X, y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        selector.set_params(n_permutations=9).fit(X, y)
+    assert np.all(np.isfinite(selector.shapley_values_))

@@ -258,3 +258,74 @@ def test_table_reads_right(awkward_csv):
     ends = {_width(line[: re.search(r"\d\.\d{3} +\d\.\d{3}(?=  )", line).end()])
             for line in rows}
     assert len(rows) == 4 and len(ends) == 1
+
+
+def test_permutations_select_and_star_by_adjusted_pvalues(tmp_path):
+    from sklearn.datasets import load_wine
+
+    path = tmp_path / "wine.csv"
+    load_wine(as_frame=True).frame.to_csv(path, index=False)
+    result = run("-m", "pkex_select", "rank", str(path), "--target", "target",
+                 "--permutations", "199")
+    assert result.returncode == 0, result.stderr
+    rows = [line for line in result.stdout.splitlines() if re.match(r"\s+\d+\*? ", line)]
+    starred = [line for line in rows if line[4] == "*"]
+    adjusted = [float(line.split()[-2]) for line in rows]
+    assert len(starred) == sum(p <= 0.05 for p in adjusted) > 3  # not the top 20%
+    assert "adjusted p-value <= 0.05" in result.stdout
+    assert "bandwidth scales" not in result.stdout
+    report = json.loads(run("-m", "pkex_select", "rank", str(path), "--target", "target",
+                            "--alpha", "0.01", "--permutations", "199", "--json").stdout)
+    assert report["selection"] == "adjusted p-value <= 0.01"
+    assert all(row["selected"] == (row["adjusted_pvalue"] <= 0.01) for row in report["features"])
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--alpha", "0.05", "--k", "2"], "give --k or --alpha, not both"),
+    (["--alpha", "1.5"], "--alpha: must be between 0 and 1"),
+    (["--alpha", "0.05", "--permutations", "9"], "use --permutations 39 or more"),
+    (["--alpha", "0.05", "--permutations", "0"], "--permutations 0 gives none"),
+    (["--seed", "-5"], "--seed: must be at least 0"),
+])
+def test_selection_flags_are_checked(csv_file, args, message):
+    result = run("-m", "pkex_select", "rank", str(csv_file), "--target", "outcome", *args)
+    assert result.returncode == 2 and message in result.stderr, result.stderr
+    assert "random_state" not in result.stderr and "Traceback" not in result.stderr
+
+
+def test_plot_given_a_folder_is_an_error(csv_file, tmp_path):
+    result = run("-m", "pkex_select", "rank", str(csv_file), "--target", "outcome",
+                 "--plot", str(tmp_path))
+    assert result.returncode == 2 and "is a folder; give a file name" in result.stderr
+    assert not tmp_path.with_suffix(".png").exists()
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_write_error_is_one_line():
+    with open("/dev/full", "w") as full:
+        result = subprocess.run([sys.executable, "-m", "pkex_select"], stdout=full,
+                                stderr=subprocess.PIPE, text=True, cwd=ROOT, timeout=300)
+    assert result.returncode == 1
+    assert result.stderr.strip() == ("pkex-select: error: cannot write the output: No space "
+                                     "left on device")
+
+
+def test_na_strings_in_text_columns_are_text(tmp_path):
+    rng = np.random.default_rng(0)
+    region = rng.choice(["NA", "EU", "AS"], size=120)
+    frame = pd.DataFrame({"region": region, "x": rng.normal(size=120),
+                          "label": np.where(region == "NA", "NA", "other")})
+    frame.to_csv(tmp_path / "regions.csv", index=False)
+    report, rows, stderr = rank_json(tmp_path / "regions.csv", "--target", "label")
+    assert "missing" not in stderr and report["task"] == "classification"
+    assert rows["region"]["rank"] == 1
+    result = run("-m", "pkex_select", "rank", str(tmp_path / "regions.csv"), "--target",
+                 "label", "--na-values", "NA")
+    dropped = int((region == "NA").sum())
+    assert f"dropped {dropped} of 120 rows whose target 'label' is missing" in result.stderr
+    # In a numeric column the usual NA strings still mean missing.
+    frame["x"] = frame["x"].astype(object)
+    frame.loc[3, "x"] = "NaN"
+    frame.to_csv(tmp_path / "numbers.csv", index=False)
+    result = run("-m", "pkex_select", "rank", str(tmp_path / "numbers.csv"), "--target", "label")
+    assert result.returncode == 2 and "missing values in x" in result.stderr

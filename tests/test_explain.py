@@ -135,12 +135,79 @@ def test_multiclass_frame_has_output_level():
     assert table.shape == (len(X_test), 3 * N_FEATURES)
 
 
-def test_to_shap():
+def test_to_shap_hands_over_centred_values_by_default():
     shap = pytest.importorskip("shap")
-    explanation = ProductKernelExplainer(fitted("svr")).explain(X_test)
-    converted = explanation.to_shap()
-    assert isinstance(converted, shap.Explanation)
-    np.testing.assert_array_equal(converted.values, explanation.values)
+    model = fitted("svr")
+    explanation = ProductKernelExplainer(model).explain(X_test)
+    exact = explanation.to_shap(centred=False)
+    assert isinstance(exact, shap.Explanation)
+    np.testing.assert_array_equal(exact.values, explanation.values)
+    centred = explanation.to_shap()
+    np.testing.assert_allclose(centred.values.mean(axis=0), 0, atol=1e-12)
+    # Both add up to the model output; the centred base value is the mean output.
+    output = model.predict(X_test)
+    for converted in (exact, centred):
+        np.testing.assert_allclose(converted.values.sum(axis=1) + converted.base_values,
+                                   output, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(centred.base_values, output.mean(), rtol=1e-12)
+    with pytest.raises(ValueError, match="one row leaves only zeros"):
+        explanation[0].to_shap()
+
+
+def test_explanation_indexing_by_rows_and_features():
+    explanation = ProductKernelExplainer(fitted("nusvc_multi")).explain(X_test)
+    first = explanation[0]
+    assert len(first) == 1 and first.values.shape == (1,) + explanation.values.shape[1:]
+    np.testing.assert_array_equal(first.values[0], explanation.values[0])
+    np.testing.assert_array_equal(explanation[:5].base_values, explanation.base_values[:5])
+    mask = np.arange(len(explanation)) % 2 == 0
+    np.testing.assert_array_equal(explanation[mask].data, explanation.data[mask])
+    names = explanation.feature_names
+    by_name = explanation[[names[2], names[0]]]
+    assert by_name.feature_names == [names[2], names[0]]
+    np.testing.assert_array_equal(by_name.values, explanation.values[:, [2, 0]])
+    np.testing.assert_array_equal(explanation[3:6, 1].values, explanation.values[3:6, [1]])
+    np.testing.assert_array_equal(explanation[names[1]].data, explanation.data[:, [1]])
+    with pytest.raises(KeyError, match="no feature named 'nope'"):
+        explanation["nope"]
+    with pytest.raises(IndexError):
+        explanation[1, 2, 3]
+    pairwise = ProductKernelExplainer(fitted("svr")).explain(X_test, index="SII", max_order=2)
+    np.testing.assert_array_equal(pairwise[:2, [0, 3]].values,
+                                  pairwise.values[:2][:, [0, 3]][:, :, [0, 3]])
+
+
+def test_explanation_reprs_are_short():
+    explanation = ProductKernelExplainer(fitted("nusvc_multi")).explain(X_test)
+    text = repr(explanation)
+    assert len(text) < 300 and f"{len(explanation)} rows" in text and "outputs [" in text
+    assert repr(explanation[0]).startswith("Explanation(index='SV', 1 row,")
+    html = explanation._repr_html_()
+    assert "<table" in html and "base value" in html and html.count("<tr>") <= 12
+    pairwise = ProductKernelExplainer(fitted("svr")).explain(X_test, index="SII", max_order=2)
+    assert "<table" not in pairwise._repr_html_()
+
+
+def test_refitting_the_model_is_detected():
+    model = SVR(gamma=0.3).fit(X, y_reg)
+    explainer = ProductKernelExplainer(model)
+    explainer.explain(X_test)
+    model.fit(X[:, :3], y_reg)
+    for call in (explainer.explain, explainer.model_output,
+                 lambda X: explainer.coalition_value(X, [[0]])):
+        with pytest.raises(ValueError, match="fitted again after this explainer was built"):
+            call(X_test[:, :3])
+
+
+def test_pyarrow_tables_are_explained_like_frames():
+    pa = pytest.importorskip("pyarrow")
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(N_FEATURES)])
+    model = SVR(gamma=0.3).fit(frame, y_reg)
+    explainer = ProductKernelExplainer(model)
+    table = pa.Table.from_pandas(frame.iloc[:4])
+    np.testing.assert_array_equal(explainer.explain(table).values,
+                                  explainer.explain(frame.iloc[:4]).values)
+    np.testing.assert_allclose(explainer.model_output(table), model.predict(frame.iloc[:4]))
 
 
 @pytest.mark.parametrize(

@@ -29,3 +29,66 @@ def test_figures_draw_one_artist_per_feature(explanation):
     assert [t.get_text() for t in ax.get_yticklabels()] == ["b", "c", "a"]
     assert ax.patches[-1].get_hatch() is None and ax.patches[0].get_hatch() == "//"
     matplotlib.pyplot.close("all")
+
+
+@pytest.fixture(scope="module")
+def xor_selector():
+    from pkex_select import HSICShapleySelector
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 5))
+    y = np.sign(X[:, 0] * X[:, 1])
+    return HSICShapleySelector(n_features_to_select=2, interactions="SII", alpha=0.05,
+                               random_state=0).fit(X, y)
+
+
+def test_fitted_selectors_are_drawn_by_every_plot(xor_selector):
+    ax = plotting.bar(xor_selector)
+    assert len(ax.patches) == 5 and ax.get_xlabel() == "Shapley value of HSIC"
+    assert [t.get_text() for t in ax.get_yticklabels()][-2:] in (["x0", "x1"], ["x1", "x0"])
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == ["adjusted p-value (maxT) <= 0.05", "adjusted p-value (maxT) > 0.05"]
+    assert len(plotting.ranking(xor_selector).patches) == 5
+    ax = plotting.waterfall(xor_selector)
+    labels = [t.get_text() for t in ax.texts]
+    assert len(labels) == 5 and all(label[0] in "+-" for label in labels)
+    assert ax.get_xlabel().startswith("HSIC (0 -> ")
+    ax = plotting.interactions(xor_selector)
+    cells = ax.get_images()[0].get_array()
+    # The XOR pair stands out: its cell is the largest off the diagonal, and signed.
+    assert np.nanargmax(np.abs(cells)) in (1, 5)
+    with pytest.raises(TypeError, match="one value per feature"):
+        plotting.beeswarm(xor_selector)
+    matplotlib.pyplot.close("all")
+
+
+def test_plots_of_selectors_need_what_they_draw():
+    from sklearn.exceptions import NotFittedError
+
+    from pkex_select import HSICShapleySelector
+
+    with pytest.raises(NotFittedError):
+        plotting.bar(HSICShapleySelector())
+    rng = np.random.default_rng(1)
+    plain = HSICShapleySelector().fit(rng.normal(size=(40, 3)), rng.normal(size=40))
+    with pytest.raises(ValueError, match="interactions='SII'"):
+        plotting.interactions(plain)
+    with pytest.raises(TypeError, match="got list"):
+        plotting.waterfall([1, 2])
+
+
+def test_waterfall_labels_every_bar_and_keeps_the_ends_off_the_frame(explanation):
+    ax = plotting.waterfall(explanation, row=2)
+    assert len(ax.texts) == len(ax.patches) == 4
+    left, right = ax.get_xlim()
+    ends = [edge for patch in ax.patches for edge in (patch.get_x(), patch.get_x() +
+                                                      patch.get_width())]
+    assert left < min(ends) and max(ends) < right
+    matplotlib.pyplot.close("all")
+
+
+def test_an_unknown_output_lists_the_outputs(explanation):
+    with pytest.raises(ValueError, match=r"'cat' is not an output .* \['0 vs 1', '0 vs 2'"):
+        plotting.waterfall(explanation, output="cat")
+    with pytest.raises(ValueError, match="out of range for the 3 outputs"):
+        plotting.bar(explanation, output=3)
