@@ -90,6 +90,19 @@ class TargetGram:
             return self.entries(arguments[..., :, None], arguments[..., None, :])
         return self.entries(arguments[..., :, None, :], arguments[..., None, :, :])
 
+    def levels(self):
+        """Each sample's level (its distinct target value) and one sample of each level.
+
+        L_ab depends on a and b only through their levels: a matrix given by the user has
+        one level per sample, a kernel on Y one per distinct row of Y.
+        """
+        if self.matrix is not None:
+            everyone = np.arange(self.n_samples)
+            return everyone, everyone
+        _, representatives, codes = np.unique(self.Y, axis=0, return_index=True,
+                                              return_inverse=True)
+        return codes.reshape(-1), representatives
+
     @cached_property
     def _identity(self):
         return self.arguments(np.arange(self.n_samples)[None, :])[0]

@@ -26,6 +26,7 @@ import numpy as np
 from ._scheduling import TASK_BYTES
 
 __all__ = [
+    "compile_kernel",
     "NUMBA",
     "deviations_numba",
     "deviations_numpy",
@@ -208,7 +209,8 @@ def _cache_outside_the_package(dispatcher):
     return dispatcher
 
 
-def _compile(function):
+def compile_kernel(function):
+    """``function`` compiled by numba (no GIL, reassociation allowed), cached out of tree."""
     import numba
 
     return _cache_outside_the_package(
@@ -222,6 +224,6 @@ except ImportError:  # pragma: no cover - numba is a core dependency
     loo_integrals_numba = series_integrals_numba = deviations_numba = None
 else:
     NUMBA = True
-    loo_integrals_numba = _compile(_loo_integrals_kernel)
-    series_integrals_numba = _compile(_series_integrals_kernel)
-    deviations_numba = _compile(_deviations_kernel)
+    loo_integrals_numba = compile_kernel(_loo_integrals_kernel)
+    series_integrals_numba = compile_kernel(_series_integrals_kernel)
+    deviations_numba = compile_kernel(_deviations_kernel)

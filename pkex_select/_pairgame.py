@@ -17,7 +17,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._engine import weighted_contributions
+from ._engine import contributions, weighted_contributions
 from ._features import CentredFactors, GramFactors, resolve_scales
 from ._interactions import INDICES, assemble, chunk_interactions
 from ._pvalues import CORRECTIONS, PermutationTests, permutation_tests
@@ -184,15 +184,17 @@ def solve(plan, factors, weights, *, removed=None, interaction_index=None, n_job
         chunk_weights = weights(pairs)
         scales = factors(pairs)
         pair_cells = None if removed is None else removed.cells.pair_cells(pairs)
-        values, statistics, moments = [], [], np.zeros((len(scales), 3))
+        by_permutation = removed is not None and removed.by_permutation
+        values, moments = [], np.zeros((len(scales), 3))
         pairwise, order_one = [], []
-        tested = factors.test_joints(pairs, scales)
+        # Every scale's weighted sums in one matrix product: the weights (n_perm, n_pairs)
+        # are the large operand, so they are read once.
+        statistics = (chunk_weights @ np.column_stack(factors.test_joints(pairs, scales))).T
         for s, Z in enumerate(scales):
             joint = np.prod(Z, axis=1)
             moments[s] = joint.size, joint.sum(), joint @ joint
-            statistics.append(chunk_weights @ tested[s])
             observed_removed = None if removed is None else removed.factors(s, 0, pair_cells)
-            if removed is not None and removed.by_permutation:
+            if by_permutation:
                 # The removed factors change with the labels: one game per permutation.
                 values.append(np.concatenate([
                     weighted_contributions(Z, chunk_weights[k : k + 1],
@@ -201,15 +203,18 @@ def solve(plan, factors, weights, *, removed=None, interaction_index=None, n_job
                     for k in range(len(chunk_weights))
                 ]))
             else:
-                values.append(weighted_contributions(Z, chunk_weights, removed=observed_removed,
-                                                     backend=backend))
+                values.append(contributions(Z, observed_removed, backend))
             if interaction_index is not None:
                 chunk_pairwise, chunk_order_one = chunk_interactions(
                     Z, observed_removed, chunk_weights[0][:, None], interaction_index, tol)
                 pairwise.append(chunk_pairwise[..., 0])
                 order_one.append(chunk_order_one[:, 0])
+        if not by_permutation:
+            n_features = scales[0].shape[1]
+            values = (chunk_weights @ np.hstack(values)).reshape(
+                len(chunk_weights), len(scales), n_features).transpose(1, 0, 2)
         extra = (np.array(pairwise), np.array(order_one)) if interaction_index else None
-        return np.array(values), np.array(statistics), moments, extra
+        return np.asarray(values), statistics, moments, extra
 
     values = statistics = moments = 0.0
     interactions = None

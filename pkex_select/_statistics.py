@@ -19,6 +19,7 @@ import pandas as pd
 from sklearn.utils._param_validation import Interval
 
 from ._gram import TargetGram
+from ._integrals import NUMBA, compile_kernel
 from ._plan import AllPairs, SampleBlocks
 from ._scheduling import row_slices
 from ._validation import encode_labels, is_class_labels, standardise
@@ -29,6 +30,8 @@ __all__ = [
     "HSIC",
     "MMD",
     "PARAMETER_CONSTRAINTS",
+    "permuted_entries_numba",
+    "permuted_entries_numpy",
     "SampleCodes",
     "VALUE_FUNCTIONS",
 ]
@@ -46,6 +49,38 @@ PARAMETER_CONSTRAINTS = {
 # Up to this size the observed weight matrix of HSIC is kept whole when there are
 # permutations (n = 4096): each permutation's weights are then gathered from it.
 _DENSE_WEIGHT_BYTES = 2**27
+
+
+def permuted_entries_numpy(table, permuted, a, b):
+    """Entry (k, p) is ``table[permuted[k, a[p]], permuted[k, b[p]]]``: the weight of pair p
+    under permutation k, with ``permuted[k]`` each sample's row of the table under it."""
+    return table[permuted[:, a], permuted[:, b]]
+
+
+def _permuted_entries_kernel(table, permuted, a, b):
+    """Compiled twin of :func:`permuted_entries_numpy`, one permutation at a time.
+
+    A chunk's pairs run along rows a (plan.AllPairs). Under one permutation a row's pairs
+    read one row of the table at the places ``permuted[k, b]``: that row is copied to a
+    buffer first, a sequential read, so that the scattered reads hit the cache rather than
+    memory. About 2 ns per weight for an n x n table of n = 3000 samples (NumPy's two-index
+    gather: 20 ns).
+    """
+    entries = np.empty((permuted.shape[0], a.size))
+    row = np.empty(table.shape[1])
+    for k in range(permuted.shape[0]):
+        rows = permuted[k]
+        current = -1
+        for p in range(a.size):
+            if a[p] != current:
+                current = a[p]
+                row[:] = table[rows[current]]
+            entries[k, p] = row[rows[b[p]]]
+    return entries
+
+
+permuted_entries_numba = compile_kernel(_permuted_entries_kernel) if NUMBA else None
+permuted_entries = permuted_entries_numba or permuted_entries_numpy
 
 
 def _datetimes_as_numbers(Y):
@@ -219,17 +254,23 @@ class HSIC(_GramStatistic):
             constant = row_sums.sum() / ((n - 1) * (n - 2))
             centre = row_sums[permutations] / (n - 2) - constant / 2.0
 
-        if len(permutations) > 1 and 8 * n * n <= _DENSE_WEIGHT_BYTES:
-            # Under permutation k the weight of (a, b) is W[k_a, k_b] for the observed W:
-            # one gather per pair and permutation instead of a kernel evaluation.
-            dense = np.concatenate([
-                scale * (gram.entries(arguments[0, rows, None], arguments[0, None, :])
-                         - centre[0, rows, None] - centre[0, None, :])
-                for rows in row_slices(n, 8 * n)
+        codes, representatives = gram.levels()
+        if len(permutations) > 1 and 8 * representatives.size**2 <= _DENSE_WEIGHT_BYTES:
+            # W_ab depends on a and b only through their target values, so under permutation
+            # k the weight of (a, b) is table[level of k_a, level of k_b]: one gather per
+            # pair and permutation instead of a kernel evaluation. The table is n x n for a
+            # continuous target, classes x classes for labels.
+            levels = gram.arguments(representatives[None])[0]
+            level_centres = centre[0, representatives]
+            table = np.concatenate([
+                scale * (gram.entries(levels[rows, None], levels[None, :])
+                         - level_centres[rows, None] - level_centres[None, :])
+                for rows in row_slices(representatives.size, 8 * representatives.size)
             ])
+            permuted = codes.astype(np.min_scalar_type(representatives.size))[permutations]
 
             def weights(pairs):
-                return dense[permutations[:, pairs.a], permutations[:, pairs.b]]
+                return permuted_entries(table, permuted, pairs.a, pairs.b)
 
             return weights
 
@@ -341,7 +382,7 @@ class MMD(_GramStatistic):
         permuted = codes.astype(np.min_scalar_type(n_groups))[permutations]
 
         def weights(pairs):
-            return table[permuted[:, pairs.a], permuted[:, pairs.b]]
+            return permuted_entries(table, permuted, pairs.a, pairs.b)
 
         return weights
 

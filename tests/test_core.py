@@ -18,6 +18,7 @@ from pkex_select import (
     pair_contributions,
     shapley_values,
 )
+from pkex_select import _statistics
 from pkex_select._engine import integrate, plan_integrals
 from pkex_select._quadrature import gauss_rule
 from pkex_select.kernels import gram_matrices
@@ -120,6 +121,23 @@ def test_compiled_deviations_are_their_numpy_twin(n_rows, n_features, removed, s
     twin_sums, twin_largest, twin_above = _integrals.deviations_numpy(Z, R)
     np.testing.assert_allclose(sums, twin_sums, rtol=1e-14)
     assert largest == twin_largest and above == twin_above
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 60), st.integers(1, 8), st.integers(0, 200), st.sampled_from(
+    [np.uint8, np.int16, np.intp]), st.booleans(), st.integers(0, 2**32 - 1))
+def test_compiled_permuted_weights_are_their_numpy_twin(n_samples, n_perm, n_pairs, dtype,
+                                                       in_rows, seed):
+    rng = np.random.default_rng(seed)
+    levels = int(rng.integers(1, n_samples + 1))
+    table = rng.normal(size=(levels, levels))
+    permuted = rng.integers(0, levels, (n_perm, n_samples)).astype(dtype)
+    a = rng.integers(0, n_samples, n_pairs)
+    a = np.sort(a) if in_rows else a  # rows of pairs, as plans give them, or any order
+    b = rng.integers(0, n_samples, n_pairs)
+    compiled = _statistics.permuted_entries_numba(table, permuted, a, b)
+    np.testing.assert_array_equal(compiled,
+                                  _statistics.permuted_entries_numpy(table, permuted, a, b))
 
 
 def test_numpy_backend_covers_every_path_end_to_end():
@@ -290,14 +308,19 @@ def test_every_module_all_lists_what_the_others_import():
 
 
 @pytest.mark.parametrize("estimator", ["biased", "unbiased"])
+@pytest.mark.parametrize("target", ["continuous", "classes", "ties"])
 def test_permuted_weights_gathered_from_the_observed_matrix_are_the_kernel_weights(
-        estimator, monkeypatch):
-    """With permutations, HSIC's weights come from the observed weight matrix (one gather per
-    pair and permutation); without the matrix (large n) they are evaluated per pair."""
+        estimator, target, monkeypatch):
+    """With permutations, HSIC's weights come from a table of the observed weights between
+    target levels (one gather per pair and permutation): n x n for a continuous target,
+    classes x classes for labels, one row per distinct value for a target with ties. Without
+    the table (large n) they are evaluated per pair."""
+    y = {"continuous": y_continuous, "classes": y_continuous > 0,
+         "ties": np.round(y_continuous, 1)}[target]
     options = {"estimator": estimator, "n_permutations": 49, "random_state": 0}
-    gathered = HSICShapleySelector(**options).fit(X, y_continuous)
+    gathered = HSICShapleySelector(**options).fit(X, y)
     monkeypatch.setattr("pkex_select._statistics._DENSE_WEIGHT_BYTES", 0)
-    evaluated = HSICShapleySelector(**options).fit(X, y_continuous)
+    evaluated = HSICShapleySelector(**options).fit(X, y)
     scale = np.abs(evaluated.null_distribution_).max()
     np.testing.assert_allclose(gathered.null_distribution_, evaluated.null_distribution_,
                                rtol=0, atol=1e-13 * scale)
