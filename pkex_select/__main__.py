@@ -20,7 +20,7 @@ import numpy as np
 from ._validation import MAX_CLASSES, MIN_SAMPLES_PER_CLASS
 
 _BAR_WIDTH = 30
-# From this many samples on, fits print their progress.
+# Fits show a progress bar on a terminal, and from this many samples on in logs too.
 _VERBOSE_FROM = 3000
 # The kernel on the target for each --task.
 _TARGET_KERNELS = {"auto": "auto", "classification": "delta", "regression": "rbf"}
@@ -227,7 +227,7 @@ def rank(X, y, *, k, estimator, permutations, seed, categorical, task="auto",
         n_permutations=permutations,
         alpha=alpha,
         random_state=seed,
-        verbose=int(len(X) >= _VERBOSE_FROM),
+        verbose=int(sys.stderr.isatty() or len(X) >= _VERBOSE_FROM),
     )
     if value_function is not None:
         selector.set_params(value_function=value_function)

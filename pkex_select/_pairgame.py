@@ -218,6 +218,8 @@ def solve(plan, factors, weights, *, removed=None, interaction_index=None, n_job
 
     values = statistics = moments = 0.0
     interactions = None
+    if progress is not None:
+        progress(0, len(plan.chunks))
     for done, (chunk_values, chunk_statistics, chunk_moments, extra) in enumerate(
         run_tasks(task, plan.chunks, n_jobs), start=1
     ):

@@ -6,6 +6,7 @@ by :func:`run_tasks`, so memory stays bounded and ``n_jobs`` means the same ever
 """
 
 import sys
+import time
 from numbers import Integral
 
 from joblib import Parallel, delayed, effective_n_jobs
@@ -65,14 +66,61 @@ def run_tasks(function, tasks, n_jobs=None, *, work=None):
 
 
 def progress_printer(name, verbose):
-    """A ``progress(done, total)`` callback that prints to stderr every 1/20 of the work, or
-    None when ``verbose`` is 0."""
+    """A ``progress(done, total)`` callback showing a progress bar on stderr, or None when
+    ``verbose`` is 0.
+
+    The bar is tqdm's when tqdm can be imported (with the time left), else a line rewritten
+    at most every two seconds with the same estimate. Callers report ``progress(0, total)``
+    before the first task, so the bar appears as soon as the work starts.
+    """
     if not verbose:
         return None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return _ProgressLine(name)
+    state = {}
 
     def progress(done, total):
-        if done == total or done % max(1, total // 20) == 0:
-            print(f"\r[{name}] {done}/{total} chunks of pairs",
-                  end="\n" if done == total else "", file=sys.stderr, flush=True)
+        bar = state.get("bar")
+        if bar is None or bar.total != total:
+            bar = state["bar"] = tqdm(total=total, desc=name, unit="chunk", file=sys.stderr,
+                                      mininterval=0.5, smoothing=0.05)
+        bar.update(done - bar.n)
+        if done == total:
+            bar.close()
+            state.pop("bar")
 
     return progress
+
+
+class _ProgressLine:
+    """The progress line without tqdm: done/total, time spent and an estimate of the rest."""
+
+    interval = 2.0
+
+    def __init__(self, name):
+        self.name = name
+        self.start = self.shown = None
+
+    def __call__(self, done, total):
+        now = time.monotonic()
+        if done == 0 or self.start is None:
+            self.start, self.shown = now, None
+        if done not in (0, total) and self.shown is not None and now - self.shown < self.interval:
+            return
+        self.shown = now
+        elapsed = now - self.start
+        left = f", about {_duration(elapsed * (total - done) / done)} left" if 0 < done < total \
+            else ""
+        end = "\n" if done == total or not sys.stderr.isatty() else ""
+        print(f"\r[{self.name}] {done}/{total} chunks of pairs, {_duration(elapsed)}{left}",
+              end=end, file=sys.stderr, flush=True)
+
+
+def _duration(seconds):
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"

@@ -14,8 +14,8 @@ import pandas as pd
 from pandas.api.types import is_numeric_dtype
 from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
-from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, check_memory, validate_data
 
 from . import _pairgame
 from ._features import non_numeric_message, prepare_features
@@ -70,6 +70,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         "interactions": [StrOptions(set(INDICES) - {"SV", "BV"}), None],
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
+        "memory": [None, str, HasMethods(["cache"])],
         "verbose": ["verbose"],
     }
 
@@ -104,11 +105,14 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         X, y = from_arrow(X), from_arrow(y)
         X, y_validated = self._validate_features(X, y)
         target = self._target(y_validated, y)
-        features = prepare_features(
+        # What is costly is cached (with memory set); the key leaves out what only selects.
+        memory = check_memory(self.memory)
+        features = memory.cache(prepare_features)(
             X, self._categorical_mask_, kernel=self.kernel, bandwidth=self.bandwidth,
             scales=self.scales, column_names=getattr(self, "feature_names_in_", None))
         n_permutations = self._permutation_count(int((~features.constant).sum()))
-        attribution = _pairgame.attribute(
+        attribute = memory.cache(_pairgame.attribute, ignore=["n_jobs", "progress"])
+        attribution = attribute(
             self._statistic(), features.factors(), target, scales=features.scales,
             n_permutations=n_permutations, correction=self.correction,
             random_state=self.random_state, n_jobs=self.n_jobs,

@@ -77,7 +77,8 @@ def hsic_shapley_values(K, L, *, estimator="biased", block_size=20, n_repetition
     n_jobs : int, default=None
         Parallel tasks (joblib threads).
     verbose : int, default=0
-        Print progress over the chunks of pairs to stderr.
+        A progress bar on stderr with the time left (tqdm's when it is installed,
+        ``pip install "pkex-select[progress]"``; else a line updated every two seconds).
     return_result : bool, default=False
         Return the whole :class:`~pkex_select.Attribution` (values, statistic, interactions,
         tests) rather than the values alone.
@@ -213,8 +214,16 @@ class HSICShapleySelector(ShapleySelectorBase):
     n_jobs : int, default=None
         Parallel tasks through joblib (threads); ``joblib.parallel_config(backend="dask")``
         runs them on a Dask cluster.
+    memory : str, joblib.Memory or None, default=None
+        Caches the attribution (values, p-values, interactions) on disk, keyed on the data
+        and every parameter except ``n_features_to_select``, ``threshold``, ``alpha``,
+        ``n_jobs`` and ``verbose``: in a grid search over how many features to keep, each
+        fold's ranking is computed once. A str is a cache folder. ``alpha`` enters the key only
+        through the permutation count it asks for. With ``random_state=None`` a cached fit
+        reuses the permutations of the first.
     verbose : int, default=0
-        Print progress over the chunks of pairs to stderr.
+        A progress bar on stderr with the time left (tqdm's when it is installed,
+        ``pip install "pkex-select[progress]"``; else a line updated every two seconds).
 
     Attributes
     ----------
@@ -318,7 +327,7 @@ class HSICShapleySelector(ShapleySelectorBase):
                  target_kernel="auto", target_bandwidth="median", block_size=20,
                  n_repetitions=3, n_permutations=None, correction="maxT", alpha=None,
                  value_function="anova", interactions=None, random_state=None, n_jobs=None,
-                 verbose=0):
+                 memory=None, verbose=0):
         self.n_features_to_select = n_features_to_select
         self.threshold = threshold
         self.estimator = estimator
@@ -337,6 +346,7 @@ class HSICShapleySelector(ShapleySelectorBase):
         self.interactions = interactions
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.memory = memory
         self.verbose = verbose
 
     def _target(self, y, y_given):

@@ -76,7 +76,8 @@ def mmd_shapley_values(K, y, *, estimator="biased", block_size=20, n_repetitions
     n_jobs : int, default=None
         Parallel tasks (joblib threads).
     verbose : int, default=0
-        Print progress over the chunks of pairs to stderr.
+        A progress bar on stderr with the time left (tqdm's when it is installed,
+        ``pip install "pkex-select[progress]"``; else a line updated every two seconds).
     return_result : bool, default=False
         Return the whole :class:`~pkex_select.Attribution` rather than the values alone.
 
@@ -181,8 +182,16 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         Permutations.
     n_jobs : int, default=None
         Parallel tasks through joblib (threads).
+    memory : str, joblib.Memory or None, default=None
+        Caches the attribution (values, p-values, interactions) on disk, keyed on the data
+        and every parameter except ``n_features_to_select``, ``threshold``, ``alpha``,
+        ``n_jobs`` and ``verbose``: in a grid search over how many features to keep, each
+        fold's ranking is computed once. A str is a cache folder. ``alpha`` enters the key only
+        through the permutation count it asks for. With ``random_state=None`` a cached fit
+        reuses the permutations of the first.
     verbose : int, default=0
-        Print progress over the chunks of pairs to stderr.
+        A progress bar on stderr with the time left (tqdm's when it is installed,
+        ``pip install "pkex-select[progress]"``; else a line updated every two seconds).
 
     Attributes
     ----------
@@ -266,7 +275,7 @@ class MMDShapleyAttributor(ShapleySelectorBase):
                  kernel="rbf", bandwidth="median", scales="auto", categorical_features=None,
                  block_size=20, n_repetitions=3, n_permutations=None, correction="maxT",
                  alpha=None, value_function="anova", interactions=None, random_state=None,
-                 n_jobs=None, verbose=0):
+                 n_jobs=None, memory=None, verbose=0):
         self.n_features_to_select = n_features_to_select
         self.threshold = threshold
         self.estimator = estimator
@@ -283,6 +292,7 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         self.interactions = interactions
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.memory = memory
         self.verbose = verbose
 
     def _target(self, y, y_given):

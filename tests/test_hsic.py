@@ -264,3 +264,36 @@ def test_bad_gram_matrices(grams):
 ])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def _cached_attributions(folder):
+    return {path.parent for path in folder.rglob("output.pkl") if "attribute" in str(path)}
+
+
+def test_memory_caches_the_ranking_across_selection_parameters(tmp_path):
+    from joblib import Memory
+
+    from pkex_select import MMDShapleyAttributor
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(120, 6))
+    y = X[:, 0] + np.sin(2 * X[:, 1]) + 0.2 * rng.normal(size=120)
+    plain = HSICShapleySelector(n_permutations=19, random_state=0).fit(X, y)
+    for memory in (str(tmp_path / "a"), Memory(tmp_path / "b", verbose=0)):
+        folder = tmp_path / ("a" if isinstance(memory, str) else "b")
+        fits = [HSICShapleySelector(k, threshold=t, n_permutations=19, random_state=0,
+                                    memory=memory, n_jobs=j).fit(X, y)
+                for k, t, j in [(2, None, None), (4, None, 2), (1, 0.0, None)]]
+        assert len(_cached_attributions(folder)) == 1  # one ranking for three selections
+        for fitted in fits:
+            np.testing.assert_array_equal(fitted.shapley_values_, plain.shapley_values_)
+            np.testing.assert_array_equal(fitted.adjusted_pvalues_, plain.adjusted_pvalues_)
+        assert [f.get_support().sum() for f in fits] == [2, 4, (plain.scores_ >= 0).sum()]
+        HSICShapleySelector(kernel="laplacian", memory=memory).fit(X, y)
+        assert len(_cached_attributions(folder)) == 2
+    labels = (y > 0).astype(int)
+    MMDShapleyAttributor(1, memory=str(tmp_path / "c")).fit(X, labels)
+    MMDShapleyAttributor(3, memory=str(tmp_path / "c")).fit(X, labels)
+    assert len(_cached_attributions(tmp_path / "c")) == 1
+    with pytest.raises(ValueError, match="'memory' parameter"):
+        HSICShapleySelector(memory=3).fit(X, y)

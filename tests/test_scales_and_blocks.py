@@ -222,3 +222,26 @@ def test_overall_test_sees_a_shift_in_one_feature_of_twenty():
     attributor = MMDShapleyAttributor(n_permutations=199, random_state=0).fit(X, y)
     assert attributor.pvalue_ <= 0.01
     assert np.argmax(attributor.shapley_values_) == 0
+
+
+@pytest.mark.parametrize("with_tqdm", [True, False])
+def test_verbose_shows_progress_from_the_start_with_the_time_left(with_tqdm, capsys,
+                                                                  monkeypatch):
+    import sys
+
+    if with_tqdm:
+        pytest.importorskip("tqdm")
+    else:
+        monkeypatch.setitem(sys.modules, "tqdm", None)  # import tqdm raises ImportError
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1500, 3))
+    HSICShapleySelector(verbose=1).fit(X, X[:, 0])
+    shown = capsys.readouterr().err
+    total = shown.split("/")[1].split()[0].strip("[]| ")
+    assert int(total) > 1
+    if with_tqdm:
+        assert "HSICShapleySelector:   0%" in shown and f"{total}/{total} [" in shown
+    else:
+        lines = [line for line in shown.replace("\r", "\n").splitlines() if line]
+        assert lines[0].startswith(f"[HSICShapleySelector] 0/{total} chunks of pairs, 0 s")
+        assert lines[-1].startswith(f"[HSICShapleySelector] {total}/{total} chunks")
