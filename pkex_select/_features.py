@@ -318,7 +318,7 @@ class CentredFactors:
         incidence = np.zeros((size, first.size))
         incidence[first, np.arange(first.size)] = 1.0
         incidence[second, np.arange(first.size)] = 1.0
-        means = (1.0 + np.einsum("ip,bpd->bid", incidence, Z)) / size
+        means = (1.0 + np.matmul(incidence, Z)) / size  # (n_blocks, size, d)
         centred = (1.0 + Z - means[:, first] - means[:, second]
                    + means.mean(axis=1, keepdims=True))
         return centred.reshape(n_blocks * first.size, -1)

@@ -299,7 +299,7 @@ def attribute(statistic, factors, target, *, scales=(1.0,), n_permutations=0,
     permutations = draw_permutations(n_samples, n_permutations, rng)
     removed = None
     if value_function == "anova":
-        factors = (CentredFactors(factors) if plan.members is not None
+        factors = (CentredFactors(factors) if plan.blocked
                    else CentredFactors.measure(plan, factors, n_jobs))
     elif value_function == "observational":
         removed = RemovedFactors.measure(

@@ -5,6 +5,7 @@ A plan has ``chunks`` (small descriptions: only running chunks hold memory) and
 alike. "Block" means one thing here: a block of samples of the block estimator.
 """
 
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -36,7 +37,7 @@ class AllPairs:
     at least four chunks per worker when ``n_jobs`` asks for parallelism.
     """
 
-    members = None  # no sample blocks: every pair of the samples
+    blocked = False  # every pair of the samples, no sample blocks
 
     def __init__(self, n_samples, pair_bytes, n_jobs=None):
         self.n_samples = n_samples
@@ -65,23 +66,51 @@ class SampleBlocks:
 
     Each repetition shuffles the samples and cuts them into n // B blocks of B samples (the
     remainder is left out of that repetition), as in block HSIC Lasso (Yamada et al., 2018).
-    A chunk of the plan is a group of sample blocks holding about ``TASK_BYTES / pair_bytes``
-    pairs.
+    A chunk of the plan is a run of consecutive blocks (numbered over all repetitions)
+    holding about ``TASK_BYTES / pair_bytes`` pairs. Repetition r's shuffle is drawn from
+    (one seed, r), so a chunk's blocks are rebuilt when it runs and memory stays bounded
+    whatever ``n_repetitions`` is.
     """
+
+    blocked = True
 
     def __init__(self, n_samples, block_size, n_repetitions, random_state, pair_bytes,
                  n_jobs=None):
-        n_blocks = n_samples // block_size
-        self.members = np.concatenate([
-            random_state.permutation(n_samples)[: n_blocks * block_size]
-            .reshape(n_blocks, block_size)
-            for _ in range(n_repetitions)
-        ])
+        self.n_samples, self.block_size = n_samples, block_size
+        self.blocks_per_repetition = n_samples // block_size
+        self.n_blocks = self.blocks_per_repetition * n_repetitions
+        self._seed = int(random_state.randint(np.iinfo(np.int32).max))
         self._upper = np.triu_indices(block_size, k=1)
-        per_task = rows_per_task(len(self.members), pair_bytes * self._upper[0].size, n_jobs)
-        self.chunks = [self.members[s : s + per_task]
-                       for s in range(0, len(self.members), per_task)]
+        self._per_task = rows_per_task(self.n_blocks, pair_bytes * self._upper[0].size, n_jobs)
+        self.chunks = range(0, self.n_blocks, self._per_task)
+        # Chunks of one repetition run one after another: keep its last few shuffles.
+        self._repetition = lru_cache(maxsize=4)(self._draw_repetition)
 
-    def pairs(self, members):
+    def _draw_repetition(self, repetition):
+        order = np.random.default_rng([self._seed, repetition]).permutation(self.n_samples)
+        return order[: self.blocks_per_repetition * self.block_size].reshape(
+            self.blocks_per_repetition, self.block_size)
+
+    def blocks(self, start):
+        """The samples of the blocks of the chunk that starts at block ``start``, (n, B)."""
+        stop = min(start + self._per_task, self.n_blocks)
+        per = self.blocks_per_repetition
+        return np.concatenate([
+            self._repetition(r)[max(start - r * per, 0) : min(stop - r * per, per)]
+            for r in range(start // per, (stop - 1) // per + 1)
+        ])
+
+    @property
+    def members(self):
+        """The samples of every block, (n_blocks, B): all of them at once (for inspection)."""
+        return np.concatenate([self.blocks(start) for start in self.chunks])
+
+    def multiplicity(self):
+        """How many blocks each sample is in, over all repetitions (one pass, O(n) memory)."""
+        return sum((np.bincount(self.blocks(start).ravel(), minlength=self.n_samples)
+                    for start in self.chunks), np.zeros(self.n_samples, dtype=np.int64))
+
+    def pairs(self, start):
+        members = self.blocks(start)
         return Pairs(members[:, self._upper[0]].ravel(), members[:, self._upper[1]].ravel(),
                      members=members)

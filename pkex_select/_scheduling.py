@@ -55,9 +55,9 @@ def run_tasks(function, tasks, n_jobs=None, *, work=None):
     ``joblib.parallel_config(backend="dask")`` moves the work to a cluster. Results are
     yielded one at a time, so that callers sum them without holding them all. The tasks run
     in this thread when there is one, or when ``work`` (multiply-adds in all) is too small to
-    share.
+    share. ``tasks`` is a sequence (a ``range`` is not expanded into a list).
     """
-    tasks = list(tasks)
+    tasks = tasks if hasattr(tasks, "__len__") else list(tasks)
     if len(tasks) <= 1 or (work is not None and work < MIN_PARALLEL_WORK):
         return map(function, tasks)
     return Parallel(n_jobs=n_jobs, prefer="threads", return_as="generator")(

@@ -136,7 +136,7 @@ class Cells(NamedTuple):
 
 
 def _diagonal_count(plan, n_samples):
-    return n_samples if plan.members is None else plan.members.size
+    return plan.n_blocks * plan.block_size if plan.blocked else n_samples
 
 
 class _GramStatistic:
@@ -239,7 +239,7 @@ class HSIC(_GramStatistic):
     def weights(self, gram, permutations, plan):
         """Pair weights for the target Gram matrix ``gram`` (a :class:`TargetGram`)."""
         if self.estimator == "block":
-            return self._block_weights(gram, permutations, len(plan.members))
+            return self._block_weights(gram, permutations, plan.n_blocks)
         n = gram.n_samples
         arguments = gram.arguments(permutations)
         if self.estimator == "biased":
@@ -374,8 +374,7 @@ class MMD(_GramStatistic):
         np.fill_diagonal(table, 2.0 * (n_groups - 1) / within)
         if self.estimator == "block":
             n = codes.size
-            members = plan.members
-            drawn = members.shape[0] * members.shape[1] * (members.shape[1] - 1) / 2
+            drawn = plan.n_blocks * plan.block_size * (plan.block_size - 1) / 2
             table *= n * (n - 1) / 2 / drawn
         # Each sample's group in each permutation, in the smallest integer type that holds it
         # (n_perm by n_samples: the largest array of the test).
@@ -397,14 +396,14 @@ class MMD(_GramStatistic):
         diagonal = np.zeros((len(permutations), grid.size))
         if self.estimator == "biased":  # W_aa = (G - 1) / n_g^2 on group g's diagonal
             diagonal[:, within] = (n_groups - 1) / counts
-        if plan.members is None:
+        if not plan.blocked:
             diagonal_counts = np.zeros((1, grid.size))
             diagonal_counts[0, within] = counts
-        else:
-            sampled = permuted[:, plan.members.ravel()]
+        else:  # each group's samples in the blocks, counted as often as they are drawn
+            drawn = plan.multiplicity()
             diagonal_counts = np.zeros((len(permutations), grid.size))
             diagonal_counts[:, within] = np.stack(
-                [np.bincount(row, minlength=n_groups) for row in sampled])
+                [np.bincount(row, weights=drawn, minlength=n_groups) for row in permuted])
 
         def pair_cells(pairs):
             first, second = permuted[:, pairs.a], permuted[:, pairs.b]

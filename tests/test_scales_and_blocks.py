@@ -245,3 +245,25 @@ def test_verbose_shows_progress_from_the_start_with_the_time_left(with_tqdm, cap
         lines = [line for line in shown.replace("\r", "\n").splitlines() if line]
         assert lines[0].startswith(f"[HSICShapleySelector] 0/{total} chunks of pairs, 0 s")
         assert lines[-1].startswith(f"[HSICShapleySelector] {total}/{total} chunks")
+
+
+def test_sample_blocks_are_rebuilt_per_chunk_so_memory_is_bounded():
+    from pkex_select._scheduling import TASK_BYTES
+
+    pair_bytes = TASK_BYTES // 30  # 10 pairs per block of 5: three blocks per chunk
+    plan = SampleBlocks(23, 5, 7, np.random.RandomState(0), pair_bytes=pair_bytes)
+    assert plan.n_blocks == 4 * 7 and len(plan.chunks) == 10
+    members = plan.members
+    assert members.shape == (28, 5)
+    for r in range(7):  # each repetition is a partition: 4 disjoint blocks
+        assert np.unique(members[4 * r : 4 * r + 4]).size == 20
+    # Chunks straddle repetitions; rebuilt twice, they are the same blocks.
+    np.testing.assert_array_equal(np.concatenate([plan.blocks(s) for s in plan.chunks]),
+                                  members)
+    np.testing.assert_array_equal(plan.multiplicity(), np.bincount(members.ravel(),
+                                                                   minlength=23))
+    pairs = plan.pairs(plan.chunks[1])
+    assert pairs.a.size == 30 and np.all(pairs.a != pairs.b)
+    # A billion repetitions cost nothing until their chunks run.
+    huge = SampleBlocks(1000, 20, 10**9, np.random.RandomState(0), pair_bytes=64)
+    assert isinstance(huge.chunks, range) and huge.n_blocks == 5 * 10**10
