@@ -18,6 +18,8 @@ from ._validation import encode_labels, standardise
 from .kernels import bandwidths, factor_of_difference, gamma_from_bandwidth
 
 __all__ = [
+    "ANOVA_FULL_WEIGHT_FEATURES",
+    "anova_weight",
     "CentredFactors",
     "DataFactors",
     "GramFactors",
@@ -248,9 +250,29 @@ class GramFactors:
         return [stack[:, pairs.a, pairs.b].T for stack in self.K]
 
 
+# Up to this many features the ANOVA factors are 1 + k~_j; beyond, 1 + (this / d) k~_j.
+ANOVA_FULL_WEIGHT_FEATURES = 20
+
+
+def anova_weight(n_features):
+    """The weight w of the centred kernels in the ANOVA factors ``1 + w k~_j``.
+
+    1 up to ``ANOVA_FULL_WEIGHT_FEATURES`` features, then 20 / d, so that the joint kernel's
+    deviation from 1, about w sum_j |k~_j|, stays of the same size as d grows: with w = 1
+    the product of thousands of centred factors spans hundreds of orders of magnitude and
+    its values are noise, and the quadrature needs about d/2 nodes per pair. With w = 20/d
+    the factors are near 1 (linear time per pair, the series path) and each value tends to
+    w times the feature's own centred HSIC plus interactions of order w^2.
+    ``1 + w k~_j`` is the ANOVA kernel with variance w (Durrande et al., 2013), so the game
+    keeps its properties for any w > 0. Measured in ``python -m benchmarks.scale.high_d``.
+    """
+    return min(1.0, ANOVA_FULL_WEIGHT_FEATURES / max(n_features, 1))
+
+
 class CentredFactors:
-    """ANOVA factors ``1 + k~_j(a, b)`` of pairs, with ``k~_j`` the factor centred over the
-    sample: the entries of ``H K_j H`` (docs/design.md, section 2d).
+    """ANOVA factors ``1 + w k~_j(a, b)`` of pairs, with ``k~_j`` the factor centred over the
+    sample (the entries of ``H K_j H``, docs/design.md, section 2d) and ``w`` the weight of
+    :func:`anova_weight`.
 
     ``row_means[s]`` (n_samples, n_features) holds each sample's mean factor at scale s over
     all samples, itself included (its factor is 1). Pairs within sample blocks (the block
@@ -301,12 +323,19 @@ class CentredFactors:
 
     def __call__(self, pairs):
         scales = self.factors(pairs)
+        weight = anova_weight(self.n_features)
         if pairs.members is not None:
-            return [self._within_blocks(Z, pairs.members) for Z in scales]
-        for Z, means, grand in zip(scales, self.row_means, self.grand_means):
-            Z -= means[pairs.a]
-            Z -= means[pairs.b]
-            Z += 1.0 + grand
+            scales = [self._within_blocks(Z, pairs.members) for Z in scales]
+        else:
+            for Z, means, grand in zip(scales, self.row_means, self.grand_means):
+                Z -= means[pairs.a]
+                Z -= means[pairs.b]
+                Z += grand
+        # Each scale's centred kernels, weighted, plus 1 (_within_blocks adds no 1).
+        for Z in scales:
+            if weight != 1.0:
+                Z *= weight
+            Z += 1.0
         return scales
 
     @staticmethod
@@ -319,6 +348,6 @@ class CentredFactors:
         incidence[first, np.arange(first.size)] = 1.0
         incidence[second, np.arange(first.size)] = 1.0
         means = (1.0 + np.matmul(incidence, Z)) / size  # (n_blocks, size, d)
-        centred = (1.0 + Z - means[:, first] - means[:, second]
+        centred = (Z - means[:, first] - means[:, second]
                    + means.mean(axis=1, keepdims=True))
         return centred.reshape(n_blocks * first.size, -1)

@@ -35,9 +35,9 @@ def _centred(K):
     return H @ K @ H
 
 
-def _game(K, statistic):
-    """v(S) = statistic(prod_{j in S} (1 + H K_j H)) for every coalition, as a bit mask."""
-    centred = _centred(K)
+def _game(K, statistic, weight=1.0):
+    """v(S) = statistic(prod_{j in S} (1 + w H K_j H)) for every coalition, as a bit mask."""
+    centred = weight * _centred(K)
     d = K.shape[0]
     values = np.empty(2**d)
     for mask in range(2**d):
@@ -154,3 +154,30 @@ def test_mmd_anova_points_at_the_shifted_features():
     labels = np.repeat(["p", "q"], 150)
     fitted = MMDShapleyAttributor(2, value_function="anova").fit(data, labels)
     np.testing.assert_array_equal(fitted.get_support(indices=True), [0, 3])
+
+
+def test_many_features_weight_the_centred_kernels_and_match_enumeration(monkeypatch):
+    """Beyond ANOVA_FULL_WEIGHT_FEATURES features the factors are 1 + (that / d) k~_j; here
+    the threshold is lowered to 2 so that the weighted game of 5 features is enumerated."""
+    from pkex_select import _features
+
+    monkeypatch.setattr(_features, "ANOVA_FULL_WEIGHT_FEATURES", 2)
+    assert _features.anova_weight(D) == 2 / D and _features.anova_weight(1) == 1.0
+    H = np.eye(N) - 1.0 / N
+    game = _game(K, _off_diagonal(H @ L @ H / (N - 1) ** 2), weight=2 / D)
+    _assert_values(hsic_shapley_values(K, L, value_function="anova"), game)
+    members = SampleBlocks(N, 6, 2, np.random.RandomState(3), pair_bytes=8).members
+    games = [_game(K[:, m][:, :, m], lambda gram, m=m: unbiased_hsic(gram, L[np.ix_(m, m)]),
+                   weight=2 / D) for m in members]
+    values = hsic_shapley_values(K, L, estimator="block", block_size=6, n_repetitions=2,
+                                 random_state=3, value_function="anova")
+    _assert_values(values, np.mean(games, axis=0))
+
+
+def test_thousands_of_features_take_the_linear_time_path():
+    """At d = 2000 and n = 150 the weighted factors are near 1: the fit takes a second (the
+    plan's series path) and the two features y depends on rank first."""
+    data = np.random.default_rng(5).normal(size=(150, 2000))
+    target = data[:, 0] + data[:, 1] ** 2
+    selector = HSICShapleySelector(2).fit(data, target)
+    assert set(selector.get_support(indices=True)) == {0, 1}
