@@ -2,7 +2,7 @@
 
     pkex-select                          # demo: the Wisconsin breast-cancer data
     pkex-select rank FILE.csv --target COL [--task auto|classification|regression]
-                [--k K | --alpha A] [--estimator biased|unbiased|block] [--permutations N]
+                [--k K | --alpha A] [--estimator auto|biased|unbiased|block] [--permutations N]
                 [--value-function anova|baseline|observational] [--na-values LIST]
                 [--plot out.png] [--json]
 """
@@ -25,8 +25,8 @@ _VERBOSE_FROM = 3000
 # The kernel on the target for each --task.
 _TARGET_KERNELS = {"auto": "auto", "classification": "delta", "regression": "rbf"}
 # The fewest rows each --estimator is defined for (the block estimator's default block size).
-_MIN_ROWS = {"biased": 2, "unbiased": 4, "block": 20}
-_COMMON_DEFAULTS = {"k": None, "alpha": None, "estimator": "biased", "permutations": None,
+_MIN_ROWS = {"auto": 2, "biased": 2, "unbiased": 4, "block": 20}
+_COMMON_DEFAULTS = {"k": None, "alpha": None, "estimator": "auto", "permutations": None,
                     "seed": 0, "value_function": None, "na_values": None, "plot": None,
                     "json": False}
 # With permutations and neither --k nor --alpha, features are selected at this level.
@@ -80,7 +80,8 @@ def _common_options():
                         help="select the features whose adjusted p-value is at most A (runs "
                         "999 permutations unless --permutations says otherwise)")
     common.add_argument("--estimator", choices=list(_MIN_ROWS),
-                        help="HSIC estimate to attribute (default: biased)")
+                        help="HSIC estimate to attribute (default: auto, the exact biased "
+                        "estimate up to a few seconds of work, the block estimate beyond)")
     common.add_argument("--permutations", type=_count(0), metavar="N",
                         help="permutations for p-values (default: none, or 999 with --alpha)")
     common.add_argument("--seed", type=_count(0),
@@ -280,6 +281,10 @@ def _print_table(rows, selector, title, out):
     print(title, file=out)
     widths = "" if len(selector.scales_) == 1 else (
         f" (HSIC at {len(selector.scales_)} kernel widths, each divided by its spread)")
+    if selector.estimator_ == "block":
+        print(f"Estimated from {selector.n_repetitions} partitions into blocks of "
+              f"{selector.block_size} rows (--estimator block; --estimator biased for the "
+              "exact estimate over all pairs).", file=out)
     print(f"How strongly y depends on the features: {selector.hsic_:.6g}{widths}.\nEach "
           "feature's value is its part of it; the values add up to it, and share = value / "
           "total.", file=out)
@@ -378,7 +383,7 @@ def main(argv=None):
         rows = _rows(selector, X.columns)
         task = _task(selector)
         if args.json:
-            report = {"hsic": selector.hsic_, "task": task,
+            report = {"hsic": selector.hsic_, "task": task, "estimator": selector.estimator_,
                       "selection": _selection_rule(selector).split(" (--")[0], "features": rows}
             if hasattr(selector, "pvalue_"):
                 report["pvalue"] = selector.pvalue_

@@ -42,6 +42,24 @@ def _is_numeric(dtype):
     return bool(is_numeric()) if callable(is_numeric) else is_numeric_dtype(dtype)
 
 
+# estimator="auto" attributes the exact (biased) estimate up to this many multiply-adds of
+# pairs times features (about 5 s for n = 3000, d = 20 on one core), the block estimator
+# beyond, unless the blocks would hold nearly as many pairs (python -m
+# benchmarks.scale.agreement measured how well they agree there).
+_EXACT_WORK = 1e8
+
+
+def resolve_estimator(estimator, n_samples, n_features, block_size, n_repetitions):
+    """The estimator that ``estimator="auto"`` stands for at this size; others unchanged."""
+    if estimator != "auto":
+        return estimator
+    exact_pairs = n_samples * (n_samples - 1) / 2
+    block_pairs = n_repetitions * (n_samples // block_size) * block_size * (block_size - 1) / 2
+    if exact_pairs * n_features <= _EXACT_WORK or block_pairs * 4 > exact_pairs:
+        return "biased"
+    return "block"
+
+
 def _ranking(values, constant):
     """1 for the largest value, 2 for the next, ...; constant features last."""
     order = np.lexsort((-values, constant))
@@ -105,6 +123,8 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         X, y = from_arrow(X), from_arrow(y)
         X, y_validated = self._validate_features(X, y)
         target = self._target(y_validated, y)
+        self.estimator_ = resolve_estimator(self.estimator, X.shape[0], X.shape[1],
+                                            self.block_size, self.n_repetitions)
         # What is costly is cached (with memory set); the key leaves out what only selects.
         memory = check_memory(self.memory)
         features = memory.cache(prepare_features)(

@@ -144,7 +144,7 @@ class _GramStatistic:
 
     name = ""
 
-    def __init__(self, estimator="biased", block_size=20, n_repetitions=3):
+    def __init__(self, estimator="biased", block_size=20, n_repetitions=10):
         self.estimator = estimator
         self.block_size = block_size
         self.n_repetitions = n_repetitions

@@ -267,3 +267,22 @@ def test_sample_blocks_are_rebuilt_per_chunk_so_memory_is_bounded():
     # A billion repetitions cost nothing until their chunks run.
     huge = SampleBlocks(1000, 20, 10**9, np.random.RandomState(0), pair_bytes=64)
     assert isinstance(huge.chunks, range) and huge.n_blocks == 5 * 10**10
+
+
+def test_auto_estimator_is_exact_below_a_few_seconds_of_work_and_block_above():
+    from pkex_select._selection import resolve_estimator
+
+    assert resolve_estimator("auto", 3000, 20, 20, 10) == "biased"
+    assert resolve_estimator("auto", 4000, 20, 20, 10) == "block"
+    assert resolve_estimator("auto", 100_000, 5, 20, 10) == "block"
+    # Blocks holding a quarter of all pairs or more save nothing: exact at n = 200, d = 10^4.
+    assert resolve_estimator("auto", 200, 10_000, 20, 10) == "biased"
+    assert resolve_estimator("unbiased", 10**6, 20, 20, 10) == "unbiased"
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(8000, 5))  # 3.2e7 pairs x 5 features: above the budget
+    y = (X[:, 0] > 0).astype(int)
+    fitted = [HSICShapleySelector(1).fit(X[:300], y[:300]), HSICShapleySelector(1).fit(X, y),
+              MMDShapleyAttributor(1).fit(X, y),
+              HSICShapleySelector(1, estimator="unbiased").fit(X[:300], y[:300])]
+    assert [f.estimator_ for f in fitted] == ["biased", "block", "block", "unbiased"]
+    assert all(f.get_support(indices=True)[0] == 0 for f in fitted)
