@@ -27,6 +27,7 @@ from ._validation import check_no_missing, from_arrow
 from .kernels import BANDWIDTH_RULES
 
 __all__ = [
+    "resolve_estimator",
     "ShapleySelectorBase",
 ]
 

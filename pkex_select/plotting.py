@@ -19,6 +19,12 @@ def _axes(ax, figsize):
     return plt.subplots(figsize=figsize)[1]
 
 
+def _is_selector(source):
+    from ._selection import ShapleySelectorBase
+
+    return isinstance(source, ShapleySelectorBase)
+
+
 def _feature_names(estimator):
     names = getattr(estimator, "feature_names_in_", None)
     return [str(name) for name in names] if names is not None else [
@@ -39,7 +45,7 @@ def _explanation(source, what, order=1):
 
     if isinstance(source, Explanation):
         return source
-    if not hasattr(source, "_get_support_mask"):
+    if not _is_selector(source):
         raise TypeError(
             f"{what} draws an Explanation (ProductKernelExplainer.explain) or a fitted "
             f"HSICShapleySelector or MMDShapleyAttributor; got {type(source).__name__}."
@@ -123,7 +129,7 @@ def ranking(values, feature_names=None, *, pvalues=None, alpha=0.05, max_display
     -------
     matplotlib Axes
     """
-    if hasattr(values, "_get_support_mask"):
+    if _is_selector(values):
         selector = values
         check_is_fitted(selector, "shapley_values_")
         values, feature_names = selector.shapley_values_, _feature_names(selector)
@@ -193,7 +199,7 @@ def bar(explanation, *, output=0, max_display=20, ax=None, centred=True):
     -------
     matplotlib Axes
     """
-    if hasattr(explanation, "_get_support_mask"):
+    if _is_selector(explanation):
         return ranking(explanation, max_display=max_display, ax=ax)
     explanation = _explanation(explanation, "bar")
     values, _ = _output_values(explanation, output)
@@ -226,7 +232,7 @@ def waterfall(explanation, row=0, *, output=0, max_display=12, ax=None):
     matplotlib Axes
         Each bar is labelled with its value; red bars raise the output, blue ones lower it.
     """
-    selector = hasattr(explanation, "_get_support_mask")
+    selector = _is_selector(explanation)
     explanation = _explanation(explanation, "waterfall")
     values, base_values = _output_values(explanation, output)
     phi, base = values[row], float(base_values[row])
@@ -281,7 +287,7 @@ def beeswarm(explanation, *, output=0, max_display=15, ax=None, seed=0):
     -------
     matplotlib Axes
     """
-    if hasattr(explanation, "_get_support_mask"):
+    if _is_selector(explanation):
         raise TypeError(
             "beeswarm draws one point per explained row; a fitted selector has one value per "
             "feature. Use plotting.bar(selector), or explain rows of a fitted model with "
@@ -330,7 +336,7 @@ def interactions(explanation, *, row=None, output=0, max_display=12, ax=None):
     matplotlib Axes
         The diagonal (order-one values) is left blank: it is on another scale.
     """
-    if hasattr(explanation, "_get_support_mask") and row is None:
+    if _is_selector(explanation) and row is None:
         row = 0
     explanation = _explanation(explanation, "interactions", order=2)
     values, _ = _output_values(explanation, output, order=2)
