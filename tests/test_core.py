@@ -12,13 +12,13 @@ from pkex_select import (
     MMDShapleyAttributor,
     PermutationTests,
     _integrals,
+    _statistics,
     hsic_shapley_values,
     interaction_values,
     mmd_shapley_values,
     pair_contributions,
     shapley_values,
 )
-from pkex_select import _statistics
 from pkex_select._engine import integrate, plan_integrals
 from pkex_select._quadrature import gauss_rule
 from pkex_select.kernels import gram_matrices

@@ -4,8 +4,8 @@
 
 On friedman1 (5 relevant features of 20, noise 1) and a classification version of it, the
 exact (biased) attribution is compared with the block estimator at several block sizes and
-repetition counts: Pearson and Spearman correlation of the values (Spearman
-is dominated by the order of the 15 noise features' near-zero values), overlap of the top five, whether the
+repetition counts: Pearson and Spearman correlation of the values (Spearman is dominated by
+the order of the 15 noise features' near-zero values), overlap of the top five, whether the
 five relevant features are the top five, and the fit time of each. Results go to
 ``results/agreement.md``.
 """
