@@ -105,6 +105,9 @@ def _parser():
         description="Rank features by their exact Shapley share of HSIC(X, y). Without a "
         "command, ranks the Wisconsin diagnostic breast-cancer data shipped with scikit-learn.",
     )
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"pkex-select {__version__}")
     commands = parser.add_subparsers(dest="command")
     rank = commands.add_parser("rank", parents=[common],
                                help="rank the feature columns of a CSV file")

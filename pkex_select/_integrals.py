@@ -220,6 +220,14 @@ def compile_kernel(function):
 try:
     import numba  # noqa: F401
 except ImportError:  # pragma: no cover - numba is a core dependency
+    import warnings
+
+    warnings.warn(
+        "numba cannot be imported, so pkex-select runs its NumPy kernels, which are 3-4x "
+        "slower (the results agree within tol). pip install numba to get the compiled ones.",
+        UserWarning,
+        stacklevel=2,
+    )
     NUMBA = False
     loo_integrals_numba = series_integrals_numba = deviations_numba = None
 else:

@@ -352,3 +352,33 @@ def test_extreme_inputs_raise_no_numpy_warnings(selector, X, y):
         warnings.simplefilter("error", RuntimeWarning)
         selector.set_params(n_permutations=9).fit(X, y)
     assert np.all(np.isfinite(selector.shapley_values_))
+
+
+def test_without_numba_the_package_says_so_once_and_still_works():
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['numba'] = None\n"
+            "import warnings; warnings.simplefilter('always')\n"
+            "import numpy as np, pkex_select\n"
+            "from pkex_select import _integrals\n"
+            "assert not _integrals.NUMBA\n"
+            "X = np.random.default_rng(0).normal(size=(40, 3))\n"
+            "print(pkex_select.HSICShapleySelector(1).fit(X, X[:, 0]).get_support(True))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[0]"
+    assert result.stderr.count("numba cannot be imported") == 1
+    assert "3-4x slower" in result.stderr
+
+
+def test_version_is_single_sourced():
+    import subprocess
+    import sys
+    from importlib.metadata import version
+
+    result = subprocess.run([sys.executable, "-m", "pkex_select", "--version"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.stdout.strip() == f"pkex-select {pkex_select.__version__}"
+    assert version("pkex-select") == pkex_select.__version__
