@@ -1,6 +1,6 @@
 """Sphinx configuration: numpydoc API pages, a sphinx-gallery of the examples, offline build.
 
-    python -m sphinx -W -b html docs docs/_build/html
+python -m sphinx -W -b html docs docs/_build/html
 """
 
 import os
@@ -28,8 +28,14 @@ extensions = [
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 templates_path = ["_templates"]
-exclude_patterns = ["_build", "auto_examples/*.ipynb", "auto_examples/*.py",
-                    "auto_examples/*.zip", "auto_examples/*.json", "auto_examples/*.md5"]
+exclude_patterns = [
+    "_build",
+    "auto_examples/*.ipynb",
+    "auto_examples/*.py",
+    "auto_examples/*.zip",
+    "auto_examples/*.json",
+    "auto_examples/*.md5",
+]
 
 autosummary_generate = True
 autodoc_typehints = "none"

@@ -38,8 +38,10 @@ start = time.perf_counter()
 explanation = ProductKernelExplainer(svr).explain(X_test.iloc[:100])
 seconds = time.perf_counter() - start
 gap = explanation.values.sum(axis=1) + explanation.base_values - svr.predict(X_test.iloc[:100])
-print(f"100 rows x {X.shape[1]} features against {svr[-1].support_vectors_.shape[0]} support "
-      f"vectors in {seconds:.3f} s; largest efficiency gap {np.abs(gap).max():.1e}")
+print(
+    f"100 rows x {X.shape[1]} features against {svr[-1].support_vectors_.shape[0]} support "
+    f"vectors in {seconds:.3f} s; largest efficiency gap {np.abs(gap).max():.1e}"
+)
 
 # %%
 # Global importance, one prediction, every prediction
@@ -78,16 +80,17 @@ fig.tight_layout()
 # factor becomes its mean over background rows (here the training data), as in the
 # published authors' current code.
 kernel = ConstantKernel() * RBF(length_scale=np.ones(X.shape[1])) + WhiteKernel()
-gp = make_pipeline(StandardScaler(),
-                   GaussianProcessRegressor(kernel, normalize_y=True, random_state=0))
+gp = make_pipeline(
+    StandardScaler(), GaussianProcessRegressor(kernel, normalize_y=True, random_state=0)
+)
 with warnings.catch_warnings():
     # A length scale at its upper bound is the GP saying that feature does not matter.
     warnings.simplefilter("ignore", ConvergenceWarning)
     gp.fit(X_train, y_train)
-observational = ProductKernelExplainer(gp, value_function="observational",
-                                       background=X_train).explain(X_test.iloc[:100])
-print("mean value per feature (observational):",
-      np.round(observational.values.mean(axis=0), 2))
+observational = ProductKernelExplainer(
+    gp, value_function="observational", background=X_train
+).explain(X_test.iloc[:100])
+print("mean value per feature (observational):", np.round(observational.values.mean(axis=0), 2))
 plotting.beeswarm(observational)
 plt.title("Gaussian process, observational value function")
 plt.tight_layout()

@@ -26,22 +26,29 @@ production["bmi"] += 0.5 * X["bmi"].std()
 production["bp"] += rng.normal(scale=X["bp"].std(), size=len(production))
 production["s2"] = rng.permutation(production["s2"].to_numpy())  # breaks corr(s1, s2)
 
-attributor = attribute_shift(reference, production, n_permutations=999, alpha=0.05,
-                             random_state=0)
+attributor = attribute_shift(reference, production, n_permutations=999, alpha=0.05, random_state=0)
 print(f"MMD^2 = {attributor.mmd_:.4g}, two-sample test p = {attributor.pvalue_:.4f}\n")
 print(f"{'feature':>8}  {'Shapley value':>13}  {'p-value':>7}  {'adjusted':>8}")
 kept = attributor.get_support()
 for j in np.argsort(attributor.ranking_):
     flag = "  <- drifted" if kept[j] else ""
-    print(f"{reference.columns[j]:>8}  {attributor.shapley_values_[j]:>13.4g}  "
-          f"{attributor.pvalues_[j]:>7.3f}  {attributor.adjusted_pvalues_[j]:>8.3f}{flag}")
-print("\ndrifted (adjusted p <= 0.05), kept by transform():",
-      ", ".join(attributor.get_feature_names_out()))
+    print(
+        f"{reference.columns[j]:>8}  {attributor.shapley_values_[j]:>13.4g}  "
+        f"{attributor.pvalues_[j]:>7.3f}  {attributor.adjusted_pvalues_[j]:>8.3f}{flag}"
+    )
+print(
+    "\ndrifted (adjusted p <= 0.05), kept by transform():",
+    ", ".join(attributor.get_feature_names_out()),
+)
 
 # %%
 # Solid bars: adjusted p-value at most 0.05; hatched: not significant.
-ax = ranking(attributor.shapley_values_, list(reference.columns),
-             pvalues=attributor.adjusted_pvalues_, xlabel="Shapley value of MMD^2")
+ax = ranking(
+    attributor.shapley_values_,
+    list(reference.columns),
+    pvalues=attributor.adjusted_pvalues_,
+    xlabel="Shapley value of MMD^2",
+)
 ax.set_title("What changed between reference and production data")
 ax.figure.tight_layout()
 plt.show()

@@ -29,22 +29,27 @@ from pkex_select import HSICShapleySelector
 
 X, y = load_breast_cancer(return_X_y=True, as_frame=True)
 noise = np.random.default_rng(0).normal(size=(len(X), 40))
-X = pd.concat([X, pd.DataFrame(noise, columns=[f"noise {i}" for i in range(40)], index=X.index)],
-              axis=1)
+X = pd.concat(
+    [X, pd.DataFrame(noise, columns=[f"noise {i}" for i in range(40)], index=X.index)], axis=1
+)
 X_train, X_test, y_train, y_test = train_test_split(X, y, stratify=y, random_state=0)
 
 cache = tempfile.mkdtemp()
-pipeline = Pipeline([
-    ("select", HSICShapleySelector(memory=cache)),
-    ("scale", StandardScaler()),
-    ("svc", SVC()),
-]).set_output(transform="pandas")
+pipeline = Pipeline(
+    [
+        ("select", HSICShapleySelector(memory=cache)),
+        ("scale", StandardScaler()),
+        ("svc", SVC()),
+    ]
+).set_output(transform="pandas")
 grid = {"select__n_features_to_select": [5, 10, 20, X.shape[1]], "svc__C": [1.0, 10.0]}
 start = time.perf_counter()
 search = GridSearchCV(pipeline, grid, cv=5, n_jobs=2).fit(X_train, y_train)
 rankings = sum(1 for path in Path(cache).rglob("output.pkl") if "attribute" in str(path))
-print(f"{len(search.cv_results_['params']) * 5 + 1} pipeline fits in "
-      f"{time.perf_counter() - start:.1f} s; {rankings} rankings computed (5 folds, the refit)")
+print(
+    f"{len(search.cv_results_['params']) * 5 + 1} pipeline fits in "
+    f"{time.perf_counter() - start:.1f} s; {rankings} rankings computed (5 folds, the refit)"
+)
 
 # %%
 # Selection helps

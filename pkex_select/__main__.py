@@ -1,10 +1,10 @@
 """Command-line tool: rank features by their exact Shapley share of HSIC.
 
-    pkex-select                          # demo: the Wisconsin breast-cancer data
-    pkex-select rank FILE.csv --target COL [--task auto|classification|regression]
-                [--k K | --alpha A] [--estimator auto|biased|unbiased|block] [--permutations N]
-                [--value-function anova|baseline|observational] [--na-values LIST]
-                [--plot out.png] [--json]
+pkex-select                          # demo: the Wisconsin breast-cancer data
+pkex-select rank FILE.csv --target COL [--task auto|classification|regression]
+            [--k K | --alpha A] [--estimator auto|biased|unbiased|block] [--permutations N]
+            [--value-function anova|baseline|observational] [--na-values LIST]
+            [--plot out.png] [--json]
 """
 
 import argparse
@@ -26,24 +26,51 @@ _VERBOSE_FROM = 3000
 _TARGET_KERNELS = {"auto": "auto", "classification": "delta", "regression": "rbf"}
 # The fewest rows each --estimator is defined for (the block estimator's default block size).
 _MIN_ROWS = {"auto": 2, "biased": 2, "unbiased": 4, "block": 20}
-_COMMON_DEFAULTS = {"k": None, "alpha": None, "estimator": "auto", "permutations": None,
-                    "seed": 0, "value_function": None, "na_values": None, "plot": None,
-                    "json": False}
+_COMMON_DEFAULTS = {
+    "k": None,
+    "alpha": None,
+    "estimator": "auto",
+    "permutations": None,
+    "seed": 0,
+    "value_function": None,
+    "na_values": None,
+    "plot": None,
+    "json": False,
+}
 # With permutations and neither --k nor --alpha, features are selected at this level.
 _DEFAULT_ALPHA = 0.05
 # Read as missing in numeric columns only: in a text column "NA" may be North America.
-_NA_STRINGS = {"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
-               "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"}
+_NA_STRINGS = {
+    "",
+    "#N/A",
+    "#N/A N/A",
+    "#NA",
+    "-1.#IND",
+    "-1.#QNAN",
+    "-NaN",
+    "-nan",
+    "1.#IND",
+    "1.#QNAN",
+    "<NA>",
+    "N/A",
+    "NA",
+    "NULL",
+    "NaN",
+    "None",
+    "n/a",
+    "nan",
+    "null",
+}
 # What a value means in each game, for the table's header.
 _READING = {
     "anova": "A value is the feature's share of the dependence, its interactions included; a "
-             "feature independent of y and\nof the others gets about 0 (small values of either "
-             "sign are noise).",
+    "feature independent of y and\nof the others gets about 0 (small values of either "
+    "sign are noise).",
     "baseline": "In this game (the paper's) adding a feature narrows the joint kernel, so a "
-                "feature beside a dominant one\ncan get a negative value although y depends on "
-                "it: read the p-values, or use --value-function anova.",
+    "feature beside a dominant one\ncan get a negative value although y depends on "
+    "it: read the p-values, or use --value-function anova.",
     "observational": "A removed feature's kernel becomes its mean, which keeps part of every "
-                     "feature in the empty coalition:\nthe values split what is left.",
+    "feature in the empty coalition:\nthe values split what is left.",
 }
 
 
@@ -73,27 +100,48 @@ def _level(text):
 def _common_options():
     """Options that may stand before or after the command (``--k 2 rank f.csv`` too)."""
     common = argparse.ArgumentParser(add_help=False, argument_default=argparse.SUPPRESS)
-    common.add_argument("--k", type=_count(1),
-                        help="select the K largest values (default: 20%% of the features, "
-                        "rounded up; with --permutations, those with adjusted p <= 0.05)")
-    common.add_argument("--alpha", type=_level, metavar="A",
-                        help="select the features whose adjusted p-value is at most A (runs "
-                        "999 permutations unless --permutations says otherwise)")
-    common.add_argument("--estimator", choices=list(_MIN_ROWS),
-                        help="HSIC estimate to attribute (default: auto, the exact biased "
-                        "estimate up to a few seconds of work, the block estimate beyond)")
-    common.add_argument("--permutations", type=_count(0), metavar="N",
-                        help="permutations for p-values (default: none, or 999 with --alpha)")
-    common.add_argument("--seed", type=_count(0),
-                        help="random seed of the permutations (default: 0)")
-    common.add_argument("--value-function", choices=sorted(_READING),
-                        help="the game whose Shapley values are computed (default: the "
-                        "selector's, anova)")
-    common.add_argument("--na-values", metavar="LIST",
-                        help="comma-separated strings that mean a missing value in any column "
-                        "(default: empty cells; in numeric columns also NA, NaN, null, ...)")
-    common.add_argument("--plot", metavar="FILE",
-                        help="save a bar chart of the values (.png, .pdf, .svg, ...)")
+    common.add_argument(
+        "--k",
+        type=_count(1),
+        help="select the K largest values (default: 20%% of the features, "
+        "rounded up; with --permutations, those with adjusted p <= 0.05)",
+    )
+    common.add_argument(
+        "--alpha",
+        type=_level,
+        metavar="A",
+        help="select the features whose adjusted p-value is at most A (runs "
+        "999 permutations unless --permutations says otherwise)",
+    )
+    common.add_argument(
+        "--estimator",
+        choices=list(_MIN_ROWS),
+        help="HSIC estimate to attribute (default: auto, the exact biased "
+        "estimate up to a few seconds of work, the block estimate beyond)",
+    )
+    common.add_argument(
+        "--permutations",
+        type=_count(0),
+        metavar="N",
+        help="permutations for p-values (default: none, or 999 with --alpha)",
+    )
+    common.add_argument(
+        "--seed", type=_count(0), help="random seed of the permutations (default: 0)"
+    )
+    common.add_argument(
+        "--value-function",
+        choices=sorted(_READING),
+        help="the game whose Shapley values are computed (default: the selector's, anova)",
+    )
+    common.add_argument(
+        "--na-values",
+        metavar="LIST",
+        help="comma-separated strings that mean a missing value in any column "
+        "(default: empty cells; in numeric columns also NA, NaN, null, ...)",
+    )
+    common.add_argument(
+        "--plot", metavar="FILE", help="save a bar chart of the values (.png, .pdf, .svg, ...)"
+    )
     common.add_argument("--json", action="store_true", help="print JSON instead of a table")
     return common
 
@@ -101,7 +149,8 @@ def _common_options():
 def _parser():
     common = _common_options()
     parser = argparse.ArgumentParser(
-        prog="pkex-select", parents=[common],
+        prog="pkex-select",
+        parents=[common],
         description="Rank features by their exact Shapley share of HSIC(X, y). Without a "
         "command, ranks the Wisconsin diagnostic breast-cancer data shipped with scikit-learn.",
     )
@@ -109,14 +158,19 @@ def _parser():
 
     parser.add_argument("--version", action="version", version=f"pkex-select {__version__}")
     commands = parser.add_subparsers(dest="command")
-    rank = commands.add_parser("rank", parents=[common],
-                               help="rank the feature columns of a CSV file")
+    rank = commands.add_parser(
+        "rank", parents=[common], help="rank the feature columns of a CSV file"
+    )
     rank.add_argument("file", help="CSV file with a header row")
     rank.add_argument("--target", required=True, help="name of the target column")
-    rank.add_argument("--task", choices=list(_TARGET_KERNELS), default="auto",
-                      help="auto: classification for text, booleans and integers with at most "
-                      f"{MAX_CLASSES} values (and {MIN_SAMPLES_PER_CLASS} rows per value), else "
-                      "regression (the rule of target_kernel='auto')")
+    rank.add_argument(
+        "--task",
+        choices=list(_TARGET_KERNELS),
+        default="auto",
+        help="auto: classification for text, booleans and integers with at most "
+        f"{MAX_CLASSES} values (and {MIN_SAMPLES_PER_CLASS} rows per value), else "
+        "regression (the rule of target_kernel='auto')",
+    )
     return parser
 
 
@@ -184,8 +238,10 @@ def _load_csv(path, target, task, na_values=None):
     if y.nunique() < 2:
         if len(y) == 0:
             raise UsageError(f"the target {target!r} has no values")
-        raise UsageError(f"the target {target!r} is constant ('{y.iloc[0]}' in every row); "
-                         "there is no dependence to rank features by")
+        raise UsageError(
+            f"the target {target!r} is constant ('{y.iloc[0]}' in every row); "
+            "there is no dependence to rank features by"
+        )
     if task == "regression" and not is_numeric_dtype(y):
         raise UsageError(f"--task regression needs a numeric target; {target!r} is not")
     categorical = [c for c in X.columns if not is_numeric_dtype(X[c])]
@@ -199,30 +255,47 @@ def _demo_data():
     return data.data, data.target, []
 
 
-def rank(X, y, *, k, estimator, permutations, seed, categorical, task="auto",
-         value_function=None, alpha=None):
+def rank(
+    X,
+    y,
+    *,
+    k,
+    estimator,
+    permutations,
+    seed,
+    categorical,
+    task="auto",
+    value_function=None,
+    alpha=None,
+):
     """Fit the selector the command line describes; problems become :class:`UsageError`."""
     from . import HSICShapleySelector
     from ._pvalues import permutations_needed
     from ._validation import TargetTypeWarning
 
     if k is not None and alpha is not None:
-        raise UsageError("give --k or --alpha, not both: --k selects a number of features, "
-                         "--alpha those whose adjusted p-value is at most alpha")
+        raise UsageError(
+            "give --k or --alpha, not both: --k selects a number of features, "
+            "--alpha those whose adjusted p-value is at most alpha"
+        )
     if permutations == 0 and alpha is not None:
         raise UsageError("--alpha selects by permutation p-values; --permutations 0 gives none")
     if alpha is None and k is None and permutations:
         alpha = _DEFAULT_ALPHA
     if alpha is not None and permutations and 1 / (permutations + 1) > alpha:
-        raise UsageError(f"with {permutations} permutations no p-value is below "
-                         f"{1 / (permutations + 1):.3g}, so none can be <= {alpha:g}; use "
-                         f"--permutations {permutations_needed('maxT', alpha, 1)} or more, "
-                         "or --k")
+        raise UsageError(
+            f"with {permutations} permutations no p-value is below "
+            f"{1 / (permutations + 1):.3g}, so none can be <= {alpha:g}; use "
+            f"--permutations {permutations_needed('maxT', alpha, 1)} or more, "
+            "or --k"
+        )
     if k is not None and k > X.shape[1]:
         raise UsageError(f"--k must be between 1 and the number of features ({X.shape[1]})")
     if len(X) < _MIN_ROWS[estimator]:
-        raise UsageError(f"--estimator {estimator} needs at least {_MIN_ROWS[estimator]} "
-                         f"rows, got {len(X)}; use --estimator biased")
+        raise UsageError(
+            f"--estimator {estimator} needs at least {_MIN_ROWS[estimator]} "
+            f"rows, got {len(X)}; use --estimator biased"
+        )
     selector = HSICShapleySelector(
         n_features_to_select=k if k is not None else 0.2,
         estimator=estimator,
@@ -245,8 +318,10 @@ def rank(X, y, *, k, estimator, permutations, seed, categorical, task="auto",
     if any(issubclass(w.category, TargetTypeWarning) for w in caught):
         guess = _task(selector)
         other = "regression" if guess == "classification" else "classification"
-        _note(f"the target has {y.nunique()} distinct integer values and was treated as "
-              f"{guess}; use --task {other} if it is not")
+        _note(
+            f"the target has {y.nunique()} distinct integer values and was treated as "
+            f"{guess}; use --task {other} if it is not"
+        )
     return selector
 
 
@@ -274,36 +349,55 @@ def _rows(selector, names):
 
 def _width(text):
     """Columns the text takes in a terminal: wide East Asian characters and emoji take two."""
-    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF"
-               else 1 for c in text)
+    return sum(
+        0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+        for c in text
+    )
 
 
 def _print_table(rows, selector, title, out):
     width = max([7] + [_width(r["feature"]) for r in rows])
     largest = max(abs(r["shapley_value"]) for r in rows) or 1.0
     print(title, file=out)
-    widths = "" if len(selector.scales_) == 1 else (
-        f" (HSIC at {len(selector.scales_)} kernel widths, each divided by its spread)")
+    widths = (
+        ""
+        if len(selector.scales_) == 1
+        else (f" (HSIC at {len(selector.scales_)} kernel widths, each divided by its spread)")
+    )
     if selector.estimator_ == "block":
-        print(f"Estimated from {selector.n_repetitions} partitions into blocks of "
-              f"{selector.block_size} rows (--estimator block; --estimator biased for the "
-              "exact estimate over all pairs).", file=out)
-    print(f"How strongly y depends on the features: {selector.hsic_:.6g}{widths}.\nEach "
-          "feature's value is its part of it; the values add up to it, and share = value / "
-          "total.", file=out)
+        print(
+            f"Estimated from {selector.n_repetitions} partitions into blocks of "
+            f"{selector.block_size} rows (--estimator block; --estimator biased for the "
+            "exact estimate over all pairs).",
+            file=out,
+        )
+    print(
+        f"How strongly y depends on the features: {selector.hsic_:.6g}{widths}.\nEach "
+        "feature's value is its part of it; the values add up to it, and share = value / "
+        "total.",
+        file=out,
+    )
     if hasattr(selector, "pvalue_"):
         level = selector.alpha if selector.alpha is not None else _DEFAULT_ALPHA
-        print(f"Independence test of X and y: p = {selector.pvalue_:.4g} "
-              f"({selector.n_permutations_} permutations). Per-feature p-values are adjusted "
-              f"for testing every feature\n(Westfall-Young maxT: the chance that any adjusted "
-              f"p-value <= {level:g} under independence is <= {level:.0%}).", file=out)
+        print(
+            f"Independence test of X and y: p = {selector.pvalue_:.4g} "
+            f"({selector.n_permutations_} permutations). Per-feature p-values are adjusted "
+            f"for testing every feature\n(Westfall-Young maxT: the chance that any adjusted "
+            f"p-value <= {level:g} under independence is <= {level:.0%}).",
+            file=out,
+        )
     print(_READING[selector.value_function], file=out)
     if "pvalues_" in vars(selector):
-        print("A small p-value says y depends on the feature (alone or with others); a copy of "
-              "a relevant feature\ngets one too: the test is marginal, not conditional.",
-              file=out)
-    print(f"* = selected ({sum(r['selected'] for r in rows)} of {len(rows)}): "
-          f"{_selection_rule(selector)}\n", file=out)
+        print(
+            "A small p-value says y depends on the feature (alone or with others); a copy of "
+            "a relevant feature\ngets one too: the test is marginal, not conditional.",
+            file=out,
+        )
+    print(
+        f"* = selected ({sum(r['selected'] for r in rows)} of {len(rows)}): "
+        f"{_selection_rule(selector)}\n",
+        file=out,
+    )
     pcol = "pvalues_" in vars(selector)
     header = f"{'rank':>4}  {'feature'}{' ' * (width - 7)}  {'shapley':>11}  {'share':>6}"
     print(header + ("  p-value  adj. p" if pcol else ""), file=out)
@@ -311,8 +405,10 @@ def _print_table(rows, selector, title, out):
         length = int(round(_BAR_WIDTH * abs(r["shapley_value"]) / largest))
         bar = ("#" if r["shapley_value"] >= 0 else "-") * length
         padding = " " * (width - _width(r["feature"]))
-        line = (f"{r['rank']:>4}{'*' if r['selected'] else ' '} {r['feature']}{padding}  "
-                f"{r['shapley_value']:>11.4g}  {r['share']:>6.1%}")
+        line = (
+            f"{r['rank']:>4}{'*' if r['selected'] else ' '} {r['feature']}{padding}  "
+            f"{r['shapley_value']:>11.4g}  {r['share']:>6.1%}"
+        )
         if pcol:
             line += f"  {r['pvalue']:>7.3f}  {r['adjusted_pvalue']:>6.3f}"
         print(f"{line}  {bar}", file=out)
@@ -323,8 +419,7 @@ def _selection_rule(selector):
         return f"adjusted p-value <= {selector.alpha:g} (--alpha to change)"
     if isinstance(selector.n_features_to_select, int):
         return f"the {selector.n_features_to_select} largest values (--k)"
-    return ("the largest 20% of the values (--k to choose how many, --alpha to select by "
-            "p-value)")
+    return "the largest 20% of the values (--k to choose how many, --alpha to select by p-value)"
 
 
 def _plot_path(path):
@@ -338,14 +433,18 @@ def _plot_path(path):
         raise UsageError("--plot needs matplotlib: pip install 'pkex-select[plot]'") from None
     path = Path(path)
     if path.is_dir():
-        raise UsageError(f"--plot: {str(path)!r} is a folder; give a file name, for example "
-                         f"{str(path / 'ranking.png')!r}")
+        raise UsageError(
+            f"--plot: {str(path)!r} is a folder; give a file name, for example "
+            f"{str(path / 'ranking.png')!r}"
+        )
     if not path.suffix:
         path = path.with_suffix(".png")
     formats = Figure().canvas.get_supported_filetypes()
     if path.suffix[1:].lower() not in formats:
-        raise UsageError(f"--plot cannot write {path.suffix!r} files; use one of "
-                         f"{', '.join('.' + f for f in sorted(formats))}")
+        raise UsageError(
+            f"--plot cannot write {path.suffix!r} files; use one of "
+            f"{', '.join('.' + f for f in sorted(formats))}"
+        )
     if not path.parent.is_dir():
         raise UsageError(f"--plot: the folder {str(path.parent)!r} does not exist")
     return path
@@ -373,21 +472,37 @@ def main(argv=None):
         plot_path = _plot_path(args.plot) if args.plot else None
         if args.command == "rank":
             X, y, categorical = _load_csv(args.file, args.target, args.task, args.na_values)
-            describe = f"{args.file}: {X.shape[0]} rows, {X.shape[1]} features, target " \
-                       f"{args.target!r}"
+            describe = (
+                f"{args.file}: {X.shape[0]} rows, {X.shape[1]} features, target {args.target!r}"
+            )
         else:
             X, y, categorical = _demo_data()
-            describe = ("Wisconsin diagnostic breast cancer (scikit-learn's load_breast_cancer): "
-                        f"{X.shape[0]} rows, {X.shape[1]} features, target malignant/benign")
-        selector = rank(X, y, k=args.k, estimator=args.estimator,
-                        permutations=args.permutations, seed=args.seed,
-                        categorical=categorical, task=getattr(args, "task", "auto"),
-                        value_function=args.value_function, alpha=args.alpha)
+            describe = (
+                "Wisconsin diagnostic breast cancer (scikit-learn's load_breast_cancer): "
+                f"{X.shape[0]} rows, {X.shape[1]} features, target malignant/benign"
+            )
+        selector = rank(
+            X,
+            y,
+            k=args.k,
+            estimator=args.estimator,
+            permutations=args.permutations,
+            seed=args.seed,
+            categorical=categorical,
+            task=getattr(args, "task", "auto"),
+            value_function=args.value_function,
+            alpha=args.alpha,
+        )
         rows = _rows(selector, X.columns)
         task = _task(selector)
         if args.json:
-            report = {"hsic": selector.hsic_, "task": task, "estimator": selector.estimator_,
-                      "selection": _selection_rule(selector).split(" (--")[0], "features": rows}
+            report = {
+                "hsic": selector.hsic_,
+                "task": task,
+                "estimator": selector.estimator_,
+                "selection": _selection_rule(selector).split(" (--")[0],
+                "features": rows,
+            }
             if hasattr(selector, "pvalue_"):
                 report["pvalue"] = selector.pvalue_
             print(json.dumps(report, indent=2, ensure_ascii=False))
@@ -409,8 +524,10 @@ def main(argv=None):
         return 130
     except OSError as error:  # stdout is a full disk, a closed file, ...
         _discard_stdout()
-        print(f"pkex-select: error: cannot write the output: {error.strerror or error}",
-              file=sys.stderr)
+        print(
+            f"pkex-select: error: cannot write the output: {error.strerror or error}",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

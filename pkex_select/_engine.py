@@ -153,8 +153,9 @@ def plan_integrals(Z, removed=None, backend="auto", tol=DEFAULT_TOL):
     most_nodes = int(counts.max())
     if removed is None:
         series = series_rule(float(deviations.max()), largest, above, n_features, tol)
-        if series is not None and (series[0][0].size + series[1]
-                                   <= _SERIES_COST_RATIO * most_nodes):
+        if series is not None and (
+            series[0][0].size + series[1] <= _SERIES_COST_RATIO * most_nodes
+        ):
             return IntegralPlan("series", series[0], series[1])
     if most_nodes * n_rows <= counts.sum() + _GATHER_NODES * n_rows:
         # The counts hardly differ (wide kernels): one rule for all, no gathering.
@@ -167,8 +168,10 @@ def plan_integrals(Z, removed=None, backend="auto", tol=DEFAULT_TOL):
         return _exact_plan(n_features)
     group_of_row = np.repeat(group_counts, _LANES)[:n_rows]
     starts = list(np.flatnonzero(np.diff(group_of_row, prepend=-1))) + [n_rows]
-    groups = tuple((order[start:stop], int(group_of_row[start]))
-                   for start, stop in zip(starts[:-1], starts[1:]))
+    groups = tuple(
+        (order[start:stop], int(group_of_row[start]))
+        for start, stop in zip(starts[:-1], starts[1:])
+    )
     return IntegralPlan("grouped", groups=groups)
 
 
@@ -197,7 +200,8 @@ def integrate(plan, Z, removed=None, backend="auto"):
     integrals = np.empty(Z.shape)
     for rows, n_nodes in plan.groups:
         integrals[rows] = integrals_with_rule(
-            Z[rows], None if removed is None else removed[rows], gauss_rule(n_nodes), backend)
+            Z[rows], None if removed is None else removed[rows], gauss_rule(n_nodes), backend
+        )
     return integrals
 
 
@@ -265,8 +269,7 @@ def as_removed_factors(removed_factors, Z):
         removed = np.broadcast_to(removed, Z.shape)
     except ValueError:
         raise ValueError(
-            f"removed_factors of shape {removed.shape} does not broadcast to Z's shape "
-            f"{Z.shape}."
+            f"removed_factors of shape {removed.shape} does not broadcast to Z's shape {Z.shape}."
         ) from None
     if not np.all(np.isfinite(removed)):
         raise ValueError("removed_factors contains NaN or infinity; they must be finite.")
@@ -304,8 +307,16 @@ def _work(n_rows, n_features):
 # -------------------------------------------------------------------------- the functions
 
 
-def pair_contributions(Z, *, removed_factors=None, chunk_size=None, n_jobs=None,
-                       backend="auto", tol=DEFAULT_TOL, baseline=UNSET):
+def pair_contributions(
+    Z,
+    *,
+    removed_factors=None,
+    chunk_size=None,
+    n_jobs=None,
+    backend="auto",
+    tol=DEFAULT_TOL,
+    baseline=UNSET,
+):
     """Per-pair Shapley contributions: the linear map from pair weights to Shapley values.
 
     Row ``p`` holds ``(z_pj - r_pj) * integral_0^1 prod_{i != j} ((1 - t) r_pi + t z_pi) dt``,
@@ -392,8 +403,17 @@ def weighted_contributions(Z, weights, *, removed=None, backend="auto", tol=DEFA
     return weights @ contributions(Z, removed, backend, tol)
 
 
-def shapley_values(Z, weights, *, removed_factors=None, chunk_size=None, n_jobs=None,
-                   backend="auto", tol=DEFAULT_TOL, baseline=UNSET):
+def shapley_values(
+    Z,
+    weights,
+    *,
+    removed_factors=None,
+    chunk_size=None,
+    n_jobs=None,
+    backend="auto",
+    tol=DEFAULT_TOL,
+    baseline=UNSET,
+):
     """Exact Shapley values of the product-kernel pair game.
 
     The game is ``v(S) = sum_p w_p prod_{j in S} Z[p, j] prod_{j not in S} R[p, j]``:
@@ -452,13 +472,21 @@ def shapley_values(Z, weights, *, removed_factors=None, chunk_size=None, n_jobs=
     Z = as_factors(Z)
     check_options(backend, tol)
     weight_matrix, single_output = as_weight_matrix(weights, Z)
-    values = solve_values(Z, weight_matrix, as_removed_factors(removed_factors, Z),
-                          chunk_size=chunk_size, n_jobs=n_jobs, backend=backend, tol=tol)
+    values = solve_values(
+        Z,
+        weight_matrix,
+        as_removed_factors(removed_factors, Z),
+        chunk_size=chunk_size,
+        n_jobs=n_jobs,
+        backend=backend,
+        tol=tol,
+    )
     return values[..., 0] if single_output else values
 
 
-def solve_values(Z, weight_matrix, removed, *, chunk_size=None, n_jobs=None, backend="auto",
-                 tol=DEFAULT_TOL):
+def solve_values(
+    Z, weight_matrix, removed, *, chunk_size=None, n_jobs=None, backend="auto", tol=DEFAULT_TOL
+):
     """:func:`shapley_values` of validated inputs: values (Z.shape[:-2] + (d, n_outputs))."""
     n_features = Z.shape[-1]
     n_outputs = weight_matrix.shape[1]
@@ -466,18 +494,19 @@ def solve_values(Z, weight_matrix, removed, *, chunk_size=None, n_jobs=None, bac
     n_points = 1 if Z.ndim == 2 else Z.shape[0]
     factors = Z.reshape(-1, n_features)
     removed = None if removed is None else removed.reshape(-1, n_features)
-    slices = row_slices(factors.shape[0], _row_bytes(n_features, n_outputs), chunk_size,
-                        n_jobs)
+    slices = row_slices(factors.shape[0], _row_bytes(n_features, n_outputs), chunk_size, n_jobs)
 
     def task(rows):
-        contrib = contributions(factors[rows], None if removed is None else removed[rows],
-                                backend, tol)
+        contrib = contributions(
+            factors[rows], None if removed is None else removed[rows], backend, tol
+        )
         # Rows of one task may span several points: each point's segment is one product.
         point_of_row = np.arange(rows.start, rows.start + contrib.shape[0]) // n_pairs
         bounds = list(np.flatnonzero(np.diff(point_of_row, prepend=-1))) + [len(contrib)]
         task_weights = weight_matrix[rows]
-        partial = np.stack([contrib[a:b].T @ task_weights[a:b]
-                            for a, b in zip(bounds[:-1], bounds[1:])])
+        partial = np.stack(
+            [contrib[a:b].T @ task_weights[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+        )
         return point_of_row[0], partial
 
     values = np.zeros((n_points, n_features, n_outputs))

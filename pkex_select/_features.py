@@ -74,16 +74,21 @@ def resolve_scales(scales, n_numeric):
         values = np.asarray(scales, dtype=np.float64)
     except (TypeError, ValueError):
         values = None
-    if (values is None or values.ndim != 1 or values.size == 0
-            or not np.all(np.isfinite(values) & (values > 0))):
+    if (
+        values is None
+        or values.ndim != 1
+        or values.size == 0
+        or not np.all(np.isfinite(values) & (values > 0))
+    ):
         raise ValueError(
             f"scales must be 'auto' or a non-empty list of positive numbers; got {scales!r}."
         )
     return tuple(values.tolist())
 
 
-def prepare_features(X, categorical, *, kernel="rbf", bandwidth="median", scales="auto",
-                     column_names=None):
+def prepare_features(
+    X, categorical, *, kernel="rbf", bandwidth="median", scales="auto", column_names=None
+):
     """Standardise, encode and give bandwidths to the columns of X.
 
     Parameters
@@ -133,12 +138,17 @@ def prepare_features(X, categorical, *, kernel="rbf", bandwidth="median", scales
         column_bandwidths[numeric] = bandwidths(columns[:, numeric], bandwidth)
     resolved = resolve_scales(scales, int(numeric.sum()))
     gammas = tuple(
-        np.array([gamma_from_bandwidth(k, s if k == "delta" else s * scale)
-                  for k, s in zip(kernels, column_bandwidths)])
+        np.array(
+            [
+                gamma_from_bandwidth(k, s if k == "delta" else s * scale)
+                for k, s in zip(kernels, column_bandwidths)
+            ]
+        )
         for scale in resolved
     )
-    return PreparedFeatures(columns, kernels, column_bandwidths, resolved, gammas, constant,
-                            categorical)
+    return PreparedFeatures(
+        columns, kernels, column_bandwidths, resolved, gammas, constant, categorical
+    )
 
 
 # A delta-kernel column whose values are shared by fewer than this share of its pairs is
@@ -193,8 +203,9 @@ class DataFactors:
     def __init__(self, X, kernels, gammas, constant=None):
         self.X, self.gammas = X, [np.asarray(g) for g in gammas]
         self.n_samples, self.n_features = X.shape
-        self.constant = (np.zeros(self.n_features, dtype=bool) if constant is None
-                         else np.asarray(constant))
+        self.constant = (
+            np.zeros(self.n_features, dtype=bool) if constant is None else np.asarray(constant)
+        )
         # The columns of each kernel, found once rather than for every chunk.
         kernels = np.asarray(kernels)
         self.columns = {kernel: np.flatnonzero(kernels == kernel) for kernel in set(kernels)}
@@ -221,8 +232,10 @@ class DataFactors:
 
     def __call__(self, pairs):
         differences = self._differences(pairs)
-        return [self._factors(differences.copy() if k < len(self.gammas) - 1 else differences,
-                              gamma) for k, gamma in enumerate(self.gammas)]
+        return [
+            self._factors(differences.copy() if k < len(self.gammas) - 1 else differences, gamma)
+            for k, gamma in enumerate(self.gammas)
+        ]
 
     def _factors(self, Z, gamma):
         if len(self.columns) == 1:
@@ -348,6 +361,5 @@ class CentredFactors:
         incidence[first, np.arange(first.size)] = 1.0
         incidence[second, np.arange(first.size)] = 1.0
         means = (1.0 + np.matmul(incidence, Z)) / size  # (n_blocks, size, d)
-        centred = (Z - means[:, first] - means[:, second]
-                   + means.mean(axis=1, keepdims=True))
+        centred = Z - means[:, first] - means[:, second] + means.mean(axis=1, keepdims=True)
         return centred.reshape(n_blocks * first.size, -1)

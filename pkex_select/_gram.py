@@ -99,8 +99,9 @@ class TargetGram:
         if self.matrix is not None:
             everyone = np.arange(self.n_samples)
             return everyone, everyone
-        _, representatives, codes = np.unique(self.Y, axis=0, return_index=True,
-                                              return_inverse=True)
+        _, representatives, codes = np.unique(
+            self.Y, axis=0, return_index=True, return_inverse=True
+        )
         return codes.reshape(-1), representatives
 
     @cached_property
@@ -115,7 +116,9 @@ class TargetGram:
     def row_means(self):
         """Row means of the whole matrix: O(n^2) evaluations in chunks of rows, O(n) memory."""
         everyone = self._identity
-        return np.concatenate([
-            self.entries(everyone[rows][:, None], everyone[None, :]).mean(axis=1)
-            for rows in row_slices(self.n_samples, 8 * self.n_samples * everyone[0].size)
-        ])
+        return np.concatenate(
+            [
+                self.entries(everyone[rows][:, None], everyone[None, :]).mean(axis=1)
+                for rows in row_slices(self.n_samples, 8 * self.n_samples * everyone[0].size)
+            ]
+        )

@@ -60,10 +60,16 @@ def series_integrals_numpy(Z, nodes, node_weights, n_terms):
     """
     u = 1.0 - Z
     step = max(1, TASK_BYTES // (8 * nodes.size * Z.shape[1]))
-    products = np.concatenate([
-        np.prod(1.0 - nodes[:, None] * u[start : start + step, None, :], axis=2)
-        for start in range(0, Z.shape[0], step)
-    ]) if Z.shape[0] else np.zeros((0, nodes.size))
+    products = (
+        np.concatenate(
+            [
+                np.prod(1.0 - nodes[:, None] * u[start : start + step, None, :], axis=2)
+                for start in range(0, Z.shape[0], step)
+            ]
+        )
+        if Z.shape[0]
+        else np.zeros((0, nodes.size))
+    )
     moments = (products * node_weights) @ nodes[:, None] ** np.arange(n_terms)
     integrals = np.repeat(moments[:, -1:], Z.shape[1], axis=1)
     for r in range(n_terms - 2, -1, -1):
@@ -77,8 +83,11 @@ def deviations_numpy(Z, removed):
     ``Z_pj > R_pj``."""
     differences = Z - (1.0 if removed is None else removed)
     magnitudes = np.abs(differences)
-    return (magnitudes.sum(axis=1), float(magnitudes.max(initial=0.0)),
-            bool((differences > 0).any()))
+    return (
+        magnitudes.sum(axis=1),
+        float(magnitudes.max(initial=0.0)),
+        bool((differences > 0).any()),
+    )
 
 
 # ----------------------------------------------------------------------- compiled twins
@@ -214,7 +223,8 @@ def compile_kernel(function):
     import numba
 
     return _cache_outside_the_package(
-        numba.njit(nogil=True, fastmath={"reassoc", "contract"})(function))
+        numba.njit(nogil=True, fastmath={"reassoc", "contract"})(function)
+    )
 
 
 try:

@@ -108,7 +108,8 @@ def _chunk_pairwise(Z, removed, weights, index, tol):
         regular = ~small
         # (rows, d, outputs) flattened so that every output is one matrix product.
         left = (scaled[regular, :, None] * node_weights[regular, None, :]).reshape(
-            regular.sum(), n_features * n_outputs)
+            regular.sum(), n_features * n_outputs
+        )
         with np.errstate(divide="ignore", invalid="ignore"):
             right = differences[regular] / f[regular]
         pairwise += right.T @ left
@@ -118,8 +119,7 @@ def _chunk_pairwise(Z, removed, weights, index, tol):
         for start in range(0, small_rows.size, step):
             rows = small_rows[start : start + step]
             lto = _leave_two_out(f[rows]) * differences[rows, :, None] * differences[rows, None]
-            pairwise += np.einsum("rij,ro->jio", lto, node_weights[rows]).reshape(
-                n_features, -1)
+            pairwise += np.einsum("rij,ro->jio", lto, node_weights[rows]).reshape(n_features, -1)
     # pairwise[j, (i, o)] = sum_p w_po c_pi c_pj prod_{l != i, j} f_pl.
     return pairwise.reshape(n_features, n_features, n_outputs), order_one.T
 
@@ -127,8 +127,8 @@ def _chunk_pairwise(Z, removed, weights, index, tol):
 def _moebius_singletons(Z, removed, weights):
     """m({i}) = v({i}) - v(empty) = sum_p w_p c_pi prod_{l != i} b_pl, as (d, outputs)."""
     if removed is None:
-        return ((Z - 1.0).T @ weights)
-    return (((Z - removed) * _leave_one_out(removed)).T @ weights)
+        return (Z - 1.0).T @ weights
+    return ((Z - removed) * _leave_one_out(removed)).T @ weights
 
 
 def chunk_interactions(Z, removed, weights, index, tol):
@@ -151,8 +151,18 @@ def check_index(index, max_order):
         )
 
 
-def interaction_values(Z, weights, *, index="SII", max_order=2, removed_factors=None,
-                       chunk_size=None, n_jobs=None, tol=DEFAULT_TOL, baseline=UNSET):
+def interaction_values(
+    Z,
+    weights,
+    *,
+    index="SII",
+    max_order=2,
+    removed_factors=None,
+    chunk_size=None,
+    n_jobs=None,
+    tol=DEFAULT_TOL,
+    baseline=UNSET,
+):
     """Exact interaction indices of the product-kernel pair game.
 
     The game is ``v(S) = sum_p w_p prod_{j in S} Z[p, j] prod_{j not in S} B[p, j]`` as in
@@ -220,8 +230,9 @@ def interaction_values(Z, weights, *, index="SII", max_order=2, removed_factors=
     weight_matrix, single_output = as_weight_matrix(weights, Z)
     removed = as_removed_factors(removed_factors, Z)
     if index == "SV":
-        values = solve_values(Z, weight_matrix, removed, chunk_size=chunk_size, n_jobs=n_jobs,
-                              tol=tol)
+        values = solve_values(
+            Z, weight_matrix, removed, chunk_size=chunk_size, n_jobs=n_jobs, tol=tol
+        )
         return values[..., 0] if single_output else values
 
     n_features = Z.shape[-1]
@@ -244,8 +255,7 @@ def interaction_values(Z, weights, *, index="SII", max_order=2, removed_factors=
         return k, *chunk_interactions(Z_chunk, removed_chunk, point_weights[k, rows], index, tol)
 
     tasks = [(k, rows) for k in range(len(points)) for rows in chunks]
-    pairwise = None if index == "BV" else np.zeros(
-        (len(points), n_features, n_features, n_outputs))
+    pairwise = None if index == "BV" else np.zeros((len(points), n_features, n_features, n_outputs))
     order_one = np.zeros((len(points), n_features, n_outputs))
     for k, part_pairwise, part_order_one in run_tasks(
         task, tasks, n_jobs, work=points.shape[0] * points.shape[1] * n_features**2 / 2

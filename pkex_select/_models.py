@@ -75,7 +75,9 @@ def fitted_state(model):
     """
     estimators = [step for _, step in model.steps] if isinstance(model, Pipeline) else [model]
     return tuple(
-        value for estimator in estimators for name, value in sorted(vars(estimator).items())
+        value
+        for estimator in estimators
+        for name, value in sorted(vars(estimator).items())
         if name.endswith("_") and not name.startswith("__")
     )
 
@@ -253,4 +255,3 @@ def model_output(model, X):
         K = binary.kernel_(binary.X_train_, np.asarray(X, dtype=np.float64))
         return K.T @ (binary.y_train_ - binary.pi_)
     return estimator.predict(X)
-

@@ -102,8 +102,7 @@ class RemovedFactors:
             # One-hot cell membership of each pair, per permutation: sums are matrix products.
             members = [np.eye(n_cells)[row].T for row in pair_cells]
             counts = np.stack([member.sum(axis=1) for member in members])
-            sums = np.stack([np.stack([member @ Z for member in members])
-                             for Z in factors(pairs)])
+            sums = np.stack([np.stack([member @ Z for member in members]) for Z in factors(pairs)])
             return counts, sums
 
         counts = sums = 0.0
@@ -113,8 +112,9 @@ class RemovedFactors:
         entries = cells.diagonal_counts + multiplicity * counts
         total = cells.diagonal_counts[..., None] + multiplicity[:, None] * sums
         # An empty cell has no pairs; its mean is never used.
-        means = np.divide(total, entries[..., None], out=np.ones_like(total),
-                          where=entries[..., None] > 0)
+        means = np.divide(
+            total, entries[..., None], out=np.ones_like(total), where=entries[..., None] > 0
+        )
         return cls(cells, means)
 
     def factors(self, scale, permutation, pair_cells):
@@ -133,10 +133,12 @@ class RemovedFactors:
         ones = np.ones(means.shape[1:])
         if not self.by_permutation:
             return weighted_contributions(ones, weights, removed=means[0])
-        return np.concatenate([
-            weighted_contributions(ones, weights[k : k + 1], removed=means[k])
-            for k in range(n_perm)
-        ])
+        return np.concatenate(
+            [
+                weighted_contributions(ones, weights[k : k + 1], removed=means[k])
+                for k in range(n_perm)
+            ]
+        )
 
     def diagonal_interactions(self, scale, index, tol):
         means = self.means[scale, 0]
@@ -144,8 +146,18 @@ class RemovedFactors:
         return chunk_interactions(np.ones(means.shape), means, weights, index, tol)
 
 
-def solve(plan, factors, weights, *, removed=None, interaction_index=None, n_jobs=None,
-          progress=None, backend="auto", tol=DEFAULT_TOL):
+def solve(
+    plan,
+    factors,
+    weights,
+    *,
+    removed=None,
+    interaction_index=None,
+    n_jobs=None,
+    progress=None,
+    backend="auto",
+    tol=DEFAULT_TOL,
+):
     """Shapley values of the statistic under every permutation of the labels, at every scale.
 
     Parameters
@@ -179,6 +191,7 @@ def solve(plan, factors, weights, *, removed=None, interaction_index=None, n_job
         Per scale, the pairwise sums (n_scales, d, d) and order-one values (n_scales, d) of
         the interaction index, before :func:`~pkex_select._interactions.assemble`.
     """
+
     def task(chunk):
         pairs = plan.pairs(chunk)
         chunk_weights = weights(pairs)
@@ -196,23 +209,34 @@ def solve(plan, factors, weights, *, removed=None, interaction_index=None, n_job
             observed_removed = None if removed is None else removed.factors(s, 0, pair_cells)
             if by_permutation:
                 # The removed factors change with the labels: one game per permutation.
-                values.append(np.concatenate([
-                    weighted_contributions(Z, chunk_weights[k : k + 1],
-                                           removed=removed.factors(s, k, pair_cells),
-                                           backend=backend)
-                    for k in range(len(chunk_weights))
-                ]))
+                values.append(
+                    np.concatenate(
+                        [
+                            weighted_contributions(
+                                Z,
+                                chunk_weights[k : k + 1],
+                                removed=removed.factors(s, k, pair_cells),
+                                backend=backend,
+                            )
+                            for k in range(len(chunk_weights))
+                        ]
+                    )
+                )
             else:
                 values.append(contributions(Z, observed_removed, backend))
             if interaction_index is not None:
                 chunk_pairwise, chunk_order_one = chunk_interactions(
-                    Z, observed_removed, chunk_weights[0][:, None], interaction_index, tol)
+                    Z, observed_removed, chunk_weights[0][:, None], interaction_index, tol
+                )
                 pairwise.append(chunk_pairwise[..., 0])
                 order_one.append(chunk_order_one[:, 0])
         if not by_permutation:
             n_features = scales[0].shape[1]
-            values = (chunk_weights @ np.hstack(values)).reshape(
-                len(chunk_weights), len(scales), n_features).transpose(1, 0, 2)
+            values = (
+                (chunk_weights @ np.hstack(values))
+                .reshape(len(chunk_weights), len(scales), n_features)
+                .transpose(1, 0, 2)
+            )
         extra = (np.array(pairwise), np.array(order_one)) if interaction_index else None
         return np.asarray(values), statistics, moments, extra
 
@@ -227,18 +251,26 @@ def solve(plan, factors, weights, *, removed=None, interaction_index=None, n_job
         statistics = statistics + chunk_statistics
         moments = moments + chunk_moments
         if extra is not None:
-            interactions = extra if interactions is None else (
-                interactions[0] + extra[0], interactions[1] + extra[1])
+            interactions = (
+                extra
+                if interactions is None
+                else (interactions[0] + extra[0], interactions[1] + extra[1])
+            )
         if progress is not None:
             progress(done, len(plan.chunks))
     if removed is not None:
-        values = values + np.array([removed.diagonal_values(s, values.shape[1])
-                                    for s in range(values.shape[0])])
+        values = values + np.array(
+            [removed.diagonal_values(s, values.shape[1]) for s in range(values.shape[0])]
+        )
         if interaction_index is not None:
-            diagonal = [removed.diagonal_interactions(s, interaction_index, tol)
-                        for s in range(values.shape[0])]
-            interactions = (interactions[0] + np.array([p[..., 0] for p, _ in diagonal]),
-                            interactions[1] + np.array([o[:, 0] for _, o in diagonal]))
+            diagonal = [
+                removed.diagonal_interactions(s, interaction_index, tol)
+                for s in range(values.shape[0])
+            ]
+            interactions = (
+                interactions[0] + np.array([p[..., 0] for p, _ in diagonal]),
+                interactions[1] + np.array([o[:, 0] for _, o in diagonal]),
+            )
     return values, statistics, moments, interactions
 
 
@@ -249,9 +281,20 @@ def joint_kernel_std(moments):
     return np.sqrt(np.maximum(squares / count - mean**2, 0.0))
 
 
-def attribute(statistic, factors, target, *, scales=(1.0,), n_permutations=0,
-              correction="maxT", random_state=None, n_jobs=None, progress=None,
-              value_function="baseline", interactions=None):
+def attribute(
+    statistic,
+    factors,
+    target,
+    *,
+    scales=(1.0,),
+    n_permutations=0,
+    correction="maxT",
+    random_state=None,
+    n_jobs=None,
+    progress=None,
+    value_function="baseline",
+    interactions=None,
+):
     """Shapley values of ``statistic`` for the observed target, and their permutation tests.
 
     The one path from every entry point to the engine: plan the pairs, then solve. The
@@ -299,14 +342,24 @@ def attribute(statistic, factors, target, *, scales=(1.0,), n_permutations=0,
     permutations = draw_permutations(n_samples, n_permutations, rng)
     removed = None
     if value_function == "anova":
-        factors = (CentredFactors(factors) if plan.blocked
-                   else CentredFactors.measure(plan, factors, n_jobs))
+        factors = (
+            CentredFactors(factors)
+            if plan.blocked
+            else CentredFactors.measure(plan, factors, n_jobs)
+        )
     elif value_function == "observational":
         removed = RemovedFactors.measure(
-            plan, factors, statistic.cells(target, permutations, plan), n_jobs)
+            plan, factors, statistic.cells(target, permutations, plan), n_jobs
+        )
     values, statistics, moments, pair_values = solve(
-        plan, factors, statistic.weights(target, permutations, plan), removed=removed,
-        interaction_index=interactions, n_jobs=n_jobs, progress=progress)
+        plan,
+        factors,
+        statistic.weights(target, permutations, plan),
+        removed=removed,
+        interaction_index=interactions,
+        n_jobs=n_jobs,
+        progress=progress,
+    )
     if len(values) == 1:
         scale_weights = np.ones(1)
     else:
@@ -316,16 +369,21 @@ def attribute(statistic, factors, target, *, scales=(1.0,), n_permutations=0,
     if interactions is not None:
         pairwise = np.tensordot(scale_weights, pair_values[0], axes=1)
         order_one = np.tensordot(scale_weights, pair_values[1], axes=1)
-        interaction_matrix = assemble(pairwise[None, ..., None], order_one[None, :, None],
-                                      interactions)[0, ..., 0]
+        interaction_matrix = assemble(
+            pairwise[None, ..., None], order_one[None, :, None], interactions
+        )[0, ..., 0]
     scale_values = values * scale_weights[:, None, None]
     observed = scale_values[:, 0].sum(axis=0)
     tests = None
     if n_permutations:
-        tests = permutation_tests(scale_values, (statistics * scale_weights[:, None]).T,
-                                  tuple(scales), correction, ~factors.constant)
-    return Attribution(observed, float(observed.sum()), tuple(scales), interaction_matrix,
-                       tests)
+        tests = permutation_tests(
+            scale_values,
+            (statistics * scale_weights[:, None]).T,
+            tuple(scales),
+            correction,
+            ~factors.constant,
+        )
+    return Attribution(observed, float(observed.sum()), tuple(scales), interaction_matrix, tests)
 
 
 def draw_permutations(n_samples, n_permutations, random_state):
@@ -354,13 +412,17 @@ def gram_scales(scales, n_stacks):
     return values
 
 
-def gram_attribution(statistic, K, target, *, scales, return_result, verbose, name,
-                     **options):
+def gram_attribution(statistic, K, target, *, scales, return_result, verbose, name, **options):
     """What the functions on Gram matrices share: the attribution of validated ``K``
     (n_scales, d, n, n), returned whole or as its values."""
-    attribution = attribute(statistic, GramFactors(K), target,
-                            scales=gram_scales(scales, K.shape[0]),
-                            progress=progress_printer(name, verbose), **options)
+    attribution = attribute(
+        statistic,
+        GramFactors(K),
+        target,
+        scales=gram_scales(scales, K.shape[0]),
+        progress=progress_printer(name, verbose),
+        **options,
+    )
     return attribution if return_result else attribution.values
 
 

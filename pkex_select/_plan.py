@@ -74,8 +74,7 @@ class SampleBlocks:
 
     blocked = True
 
-    def __init__(self, n_samples, block_size, n_repetitions, random_state, pair_bytes,
-                 n_jobs=None):
+    def __init__(self, n_samples, block_size, n_repetitions, random_state, pair_bytes, n_jobs=None):
         self.n_samples, self.block_size = n_samples, block_size
         self.blocks_per_repetition = n_samples // block_size
         self.n_blocks = self.blocks_per_repetition * n_repetitions
@@ -89,16 +88,19 @@ class SampleBlocks:
     def _draw_repetition(self, repetition):
         order = np.random.default_rng([self._seed, repetition]).permutation(self.n_samples)
         return order[: self.blocks_per_repetition * self.block_size].reshape(
-            self.blocks_per_repetition, self.block_size)
+            self.blocks_per_repetition, self.block_size
+        )
 
     def blocks(self, start):
         """The samples of the blocks of the chunk that starts at block ``start``, (n, B)."""
         stop = min(start + self._per_task, self.n_blocks)
         per = self.blocks_per_repetition
-        return np.concatenate([
-            self._repetition(r)[max(start - r * per, 0) : min(stop - r * per, per)]
-            for r in range(start // per, (stop - 1) // per + 1)
-        ])
+        return np.concatenate(
+            [
+                self._repetition(r)[max(start - r * per, 0) : min(stop - r * per, per)]
+                for r in range(start // per, (stop - 1) // per + 1)
+            ]
+        )
 
     @property
     def members(self):
@@ -107,10 +109,16 @@ class SampleBlocks:
 
     def multiplicity(self):
         """How many blocks each sample is in, over all repetitions (one pass, O(n) memory)."""
-        return sum((np.bincount(self.blocks(start).ravel(), minlength=self.n_samples)
-                    for start in self.chunks), np.zeros(self.n_samples, dtype=np.int64))
+        return sum(
+            (
+                np.bincount(self.blocks(start).ravel(), minlength=self.n_samples)
+                for start in self.chunks
+            ),
+            np.zeros(self.n_samples, dtype=np.int64),
+        )
 
     def pairs(self, start):
         members = self.blocks(start)
-        return Pairs(members[:, self._upper[0]].ravel(), members[:, self._upper[1]].ravel(),
-                     members=members)
+        return Pairs(
+            members[:, self._upper[0]].ravel(), members[:, self._upper[1]].ravel(), members=members
+        )

@@ -264,8 +264,9 @@ def overall_pvalue(values, scale_statistics, scales):
     """
     widest = int(np.argmax(scales))
     others = [k for k in range(len(scales)) if k != widest]
-    statistics = np.column_stack([scale_statistics[:, widest], studentise(values).max(axis=1),
-                                  scale_statistics[:, others]])
+    statistics = np.column_stack(
+        [scale_statistics[:, widest], studentise(values).max(axis=1), scale_statistics[:, others]]
+    )
     shares = np.array([1 / 2, 1 / 3] + [1 / 6 / max(len(others), 1)] * len(others))
     return weighted_min_pvalue(statistics, shares)
 

@@ -181,8 +181,8 @@ def series_rule(deviation, largest, above, n_features, tol=DEFAULT_TOL):
         n_terms = 1
     else:
         log_bound = deviation if above else 0.0
-        n_terms = max(1, math.ceil((math.log(tol / 2) - log_bound + math.log1p(-largest))
-                                   / math.log(largest)))
-    n_nodes = int(node_counts(np.array([deviation]), n_features + n_terms, tol / 4,
-                              n_terms - 1)[0])
+        n_terms = max(
+            1, math.ceil((math.log(tol / 2) - log_bound + math.log1p(-largest)) / math.log(largest))
+        )
+    n_nodes = int(node_counts(np.array([deviation]), n_features + n_terms, tol / 4, n_terms - 1)[0])
     return gauss_rule(n_nodes), n_terms

@@ -84,8 +84,14 @@ def progress_printer(name, verbose):
     def progress(done, total):
         bar = state.get("bar")
         if bar is None or bar.total != total:
-            bar = state["bar"] = tqdm(total=total, desc=name, unit="chunk", file=sys.stderr,
-                                      mininterval=0.5, smoothing=0.05)
+            bar = state["bar"] = tqdm(
+                total=total,
+                desc=name,
+                unit="chunk",
+                file=sys.stderr,
+                mininterval=0.5,
+                smoothing=0.05,
+            )
         bar.update(done - bar.n)
         if done == total:
             bar.close()
@@ -111,11 +117,16 @@ class _ProgressLine:
             return
         self.shown = now
         elapsed = now - self.start
-        left = f", about {_duration(elapsed * (total - done) / done)} left" if 0 < done < total \
-            else ""
+        left = (
+            f", about {_duration(elapsed * (total - done) / done)} left" if 0 < done < total else ""
+        )
         end = "\n" if done == total or not sys.stderr.isatty() else ""
-        print(f"\r[{self.name}] {done}/{total} chunks of pairs, {_duration(elapsed)}{left}",
-              end=end, file=sys.stderr, flush=True)
+        print(
+            f"\r[{self.name}] {done}/{total} chunks of pairs, {_duration(elapsed)}{left}",
+            end=end,
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def _duration(seconds):

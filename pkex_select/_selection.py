@@ -124,21 +124,34 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         X, y = from_arrow(X), from_arrow(y)
         X, y_validated = self._validate_features(X, y)
         target = self._target(y_validated, y)
-        self.estimator_ = resolve_estimator(self.estimator, X.shape[0], X.shape[1],
-                                            self.block_size, self.n_repetitions)
+        self.estimator_ = resolve_estimator(
+            self.estimator, X.shape[0], X.shape[1], self.block_size, self.n_repetitions
+        )
         # What is costly is cached (with memory set); the key leaves out what only selects.
         memory = check_memory(self.memory)
         features = memory.cache(prepare_features)(
-            X, self._categorical_mask_, kernel=self.kernel, bandwidth=self.bandwidth,
-            scales=self.scales, column_names=getattr(self, "feature_names_in_", None))
+            X,
+            self._categorical_mask_,
+            kernel=self.kernel,
+            bandwidth=self.bandwidth,
+            scales=self.scales,
+            column_names=getattr(self, "feature_names_in_", None),
+        )
         n_permutations = self._permutation_count(int((~features.constant).sum()))
         attribute = memory.cache(_pairgame.attribute, ignore=["n_jobs", "progress"])
         attribution = attribute(
-            self._statistic(), features.factors(), target, scales=features.scales,
-            n_permutations=n_permutations, correction=self.correction,
-            random_state=self.random_state, n_jobs=self.n_jobs,
+            self._statistic(),
+            features.factors(),
+            target,
+            scales=features.scales,
+            n_permutations=n_permutations,
+            correction=self.correction,
+            random_state=self.random_state,
+            n_jobs=self.n_jobs,
             progress=progress_printer(type(self).__name__, self.verbose),
-            value_function=self.value_function, interactions=self.interactions)
+            value_function=self.value_function,
+            interactions=self.interactions,
+        )
         # Every fitted attribute, in the order the docstrings list them.
         self.shapley_values_ = self.scores_ = attribution.values
         self.shares_ = attribution.shares
@@ -209,13 +222,21 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
                     "every column a name of its own."
                 )
         if self.categorical_features is not None:
-            X, y = validate_data(self, X, y, dtype=None, multi_output=True,
-                                 ensure_all_finite=False, ensure_min_samples=2)
+            X, y = validate_data(
+                self,
+                X,
+                y,
+                dtype=None,
+                multi_output=True,
+                ensure_all_finite=False,
+                ensure_min_samples=2,
+            )
             self._categorical_mask_ = self._resolve_categorical(X.shape[1])
             return np.asarray(X, dtype=object), y
         self._check_numeric_columns(X)
-        X, y = validate_data(self, X, y, dtype=np.float64, multi_output=True,
-                             ensure_min_samples=2, y_numeric=False)
+        X, y = validate_data(
+            self, X, y, dtype=np.float64, multi_output=True, ensure_min_samples=2, y_numeric=False
+        )
         self._categorical_mask_ = np.zeros(X.shape[1], dtype=bool)
         return X, y
 
@@ -224,9 +245,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         mask = np.zeros(n_features, dtype=bool)
         if spec.dtype == bool:
             if spec.shape != (n_features,):
-                raise ValueError(
-                    f"categorical_features as a mask must have {n_features} entries."
-                )
+                raise ValueError(f"categorical_features as a mask must have {n_features} entries.")
             return spec.copy()
         names = list(getattr(self, "feature_names_in_", []))
         for item in np.ravel(np.asarray(self.categorical_features, dtype=object)).tolist():
@@ -243,8 +262,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
                 mask[item] = True
             else:
                 raise ValueError(
-                    f"categorical feature index {item} is out of range for {n_features} "
-                    "columns."
+                    f"categorical feature index {item} is out of range for {n_features} columns."
                 )
         return mask
 

@@ -87,8 +87,10 @@ def _datetimes_as_numbers(Y):
     """Datetime targets as seconds since the epoch: a continuous quantity, not labels."""
     if Y.dtype.kind == "M":
         return Y.astype("datetime64[ns]").astype(np.int64) / 1e9
-    if Y.dtype.kind == "O" and Y.size and all(
-        isinstance(v, (datetime.date, np.datetime64)) for v in Y.ravel()
+    if (
+        Y.dtype.kind == "O"
+        and Y.size
+        and all(isinstance(v, (datetime.date, np.datetime64)) for v in Y.ravel())
     ):
         return np.asarray(pd.to_datetime(Y.ravel()).asi8 / 1e9).reshape(Y.shape)
     return Y
@@ -160,8 +162,9 @@ class _GramStatistic:
 
     def plan(self, n_samples, random_state, pair_bytes, n_jobs=None):
         if self.estimator == "block":
-            return SampleBlocks(n_samples, self.block_size, self.n_repetitions, random_state,
-                                pair_bytes, n_jobs)
+            return SampleBlocks(
+                n_samples, self.block_size, self.n_repetitions, random_state, pair_bytes, n_jobs
+            )
         return AllPairs(n_samples, pair_bytes, n_jobs)
 
     def cells(self, target, permutations, plan):
@@ -186,10 +189,15 @@ class HSIC(_GramStatistic):
         Y = Y.reshape(len(Y), -1)
         Y = _datetimes_as_numbers(Y)
         if kernel == "auto":
-            categorical = categorical if categorical is not None and len(categorical) == (
-                Y.shape[1]) else [False] * Y.shape[1]
-            labels = [is_class_labels(column, categorical_dtype=is_categorical)
-                      for column, is_categorical in zip(Y.T, categorical)]
+            categorical = (
+                categorical
+                if categorical is not None and len(categorical) == (Y.shape[1])
+                else [False] * Y.shape[1]
+            )
+            labels = [
+                is_class_labels(column, categorical_dtype=is_categorical)
+                for column, is_categorical in zip(Y.T, categorical)
+            ]
             if all(labels):
                 kernel = "delta"
             elif not any(labels):
@@ -220,8 +228,9 @@ class HSIC(_GramStatistic):
                 "y is constant: HSIC is 0 for every feature and there is nothing to select."
             )
         gamma = np.atleast_1d(gamma_from_bandwidth(kernel, target_bandwidths))
-        return TargetGram(Y=Y, kernels=[kernel] * Y.shape[1], gamma=gamma,
-                          bandwidths=target_bandwidths)
+        return TargetGram(
+            Y=Y, kernels=[kernel] * Y.shape[1], gamma=gamma, bandwidths=target_bandwidths
+        )
 
     def check(self, n_samples):
         super().check(n_samples)
@@ -262,11 +271,17 @@ class HSIC(_GramStatistic):
             # continuous target, classes x classes for labels.
             levels = gram.arguments(representatives[None])[0]
             level_centres = centre[0, representatives]
-            table = np.concatenate([
-                scale * (gram.entries(levels[rows, None], levels[None, :])
-                         - level_centres[rows, None] - level_centres[None, :])
-                for rows in row_slices(representatives.size, 8 * representatives.size)
-            ])
+            table = np.concatenate(
+                [
+                    scale
+                    * (
+                        gram.entries(levels[rows, None], levels[None, :])
+                        - level_centres[rows, None]
+                        - level_centres[None, :]
+                    )
+                    for rows in row_slices(representatives.size, 8 * representatives.size)
+                ]
+            )
             permuted = codes.astype(np.min_scalar_type(representatives.size))[permutations]
 
             def weights(pairs):
@@ -314,8 +329,7 @@ class HSIC(_GramStatistic):
             row_sums = L.sum(axis=-1) - np.diagonal(L, axis1=-2, axis2=-1)
             constant = row_sums.sum(axis=-1, keepdims=True) / ((size - 1) * (size - 2))
             centre = row_sums / (size - 2) - constant / 2.0
-            entries = (L[..., upper[0], upper[1]] - centre[..., upper[0]]
-                       - centre[..., upper[1]])
+            entries = L[..., upper[0], upper[1]] - centre[..., upper[0]] - centre[..., upper[1]]
             return scale * entries.reshape(len(permutations), -1)
 
         return weights
@@ -355,8 +369,7 @@ class MMD(_GramStatistic):
         counts = np.bincount(codes)
         if counts.min() < 2:
             small = [str(label) for label, count in zip(labels, counts) if count < 2]
-            named = ", ".join(small[:5]) + (f" and {len(small) - 5} more" if len(small) > 5
-                                            else "")
+            named = ", ".join(small[:5]) + (f" and {len(small) - 5} more" if len(small) > 5 else "")
             raise ValueError(
                 f"every sample needs at least 2 rows; {len(small)} of the {labels.size} "
                 f"labels have fewer ({named}). If y is a continuous target rather than sample "
@@ -403,7 +416,8 @@ class MMD(_GramStatistic):
             drawn = plan.multiplicity()
             diagonal_counts = np.zeros((len(permutations), grid.size))
             diagonal_counts[:, within] = np.stack(
-                [np.bincount(row, weights=drawn, minlength=n_groups) for row in permuted])
+                [np.bincount(row, weights=drawn, minlength=n_groups) for row in permuted]
+            )
 
         def pair_cells(pairs):
             first, second = permuted[:, pairs.a], permuted[:, pairs.b]

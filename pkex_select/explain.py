@@ -106,11 +106,16 @@ class Explanation:
     def __repr__(self):
         shown = ", ".join(map(str, self.feature_names[:8]))
         more = f", ... ({len(self.feature_names)} in all)" if len(self.feature_names) > 8 else ""
-        outputs = (f", outputs [{', '.join(map(str, self.output_names))}]"
-                   if self.values.ndim == 2 + self.max_order else "")
+        outputs = (
+            f", outputs [{', '.join(map(str, self.output_names))}]"
+            if self.values.ndim == 2 + self.max_order
+            else ""
+        )
         rows = f"{len(self)} row" + ("" if len(self) == 1 else "s")
-        return (f"Explanation(index={self.index!r}, {rows}, values of shape "
-                f"{self.values.shape}, features [{shown}{more}]{outputs})")
+        return (
+            f"Explanation(index={self.index!r}, {rows}, values of shape "
+            f"{self.values.shape}, features [{shown}{more}]{outputs})"
+        )
 
     def _repr_html_(self):
         """The first rows as a table in notebooks (values of the first output, base value)."""
@@ -126,8 +131,9 @@ class Explanation:
         table.insert(0, "base value", base[:10])
         table.index.name = "row"
         caption = "" if len(self) <= 10 else f"<p>first 10 of {len(self)} rows</p>"
-        return f"<p><code>{header}</code></p>{table.to_html(float_format='{:.4g}'.format)}" \
-            + caption
+        return (
+            f"<p><code>{header}</code></p>{table.to_html(float_format='{:.4g}'.format)}" + caption
+        )
 
     def _check_order_one(self, what):
         if self.max_order != 1:
@@ -275,15 +281,22 @@ class ProductKernelExplainer:
     True
     """
 
-    def __init__(self, model, *, value_function="baseline", background=None,
-                 feature_names=None, n_jobs=None, tol=DEFAULT_TOL):
+    def __init__(
+        self,
+        model,
+        *,
+        value_function="baseline",
+        background=None,
+        feature_names=None,
+        n_jobs=None,
+        tol=DEFAULT_TOL,
+    ):
         self.model = model
         self.n_jobs = n_jobs
         self.tol = tol
         if value_function not in ("baseline", "observational"):
             raise ValueError(
-                "value_function must be 'baseline' or 'observational', got "
-                f"{value_function!r}."
+                f"value_function must be 'baseline' or 'observational', got {value_function!r}."
             )
         self.value_function = value_function
         self._expansion = read_model(model)
@@ -330,12 +343,17 @@ class ProductKernelExplainer:
                 f"{what} has columns {list(columns)} but the model was fitted on "
                 f"{self.feature_names_}; select and order the columns as in training."
             )
-        data = check_array(X, accept_sparse=("csr", "csc", "coo"), dtype=np.float64,
-                           ensure_all_finite=True, ensure_min_features=1, input_name=what)
+        data = check_array(
+            X,
+            accept_sparse=("csr", "csc", "coo"),
+            dtype=np.float64,
+            ensure_all_finite=True,
+            ensure_min_features=1,
+            input_name=what,
+        )
         if data.shape[1] != self.n_features_in_:
             raise ValueError(
-                f"{what} has {data.shape[1]} features, but the model expects "
-                f"{self.n_features_in_}."
+                f"{what} has {data.shape[1]} features, but the model expects {self.n_features_in_}."
             )
         inputs = X if columns is not None else data
         for step in self._expansion.preprocess:
@@ -358,8 +376,10 @@ class ProductKernelExplainer:
     def _pair_weights(self):
         """Pair weights (the training points once per kernel term, stacked) and v(empty)."""
         e = self._expansion
-        weights = np.concatenate([term.coef * e.weights for term in e.terms]) if e.terms else (
-            np.zeros((0, e.weights.shape[1]))
+        weights = (
+            np.concatenate([term.coef * e.weights for term in e.terms])
+            if e.terms
+            else (np.zeros((0, e.weights.shape[1])))
         )
         if self._removed_factors is None:
             return weights, e.offset + weights.sum(axis=0)
@@ -374,8 +394,10 @@ class ProductKernelExplainer:
             Z = [factor_tensor(batch, e.points, term.kernel, term.gamma) for term in e.terms]
             if not Z:  # a model whose kernel is a constant: no pairs
                 Z = [np.ones((batch.shape[0], 0, self.n_features_in_))]
-            yield slice(start, start + batch.shape[0]), Z[0] if len(Z) == 1 else (
-                np.concatenate(Z, axis=1))
+            yield (
+                slice(start, start + batch.shape[0]),
+                Z[0] if len(Z) == 1 else (np.concatenate(Z, axis=1)),
+            )
 
     def _shape_outputs(self, array):
         return array[..., 0] if len(self.output_names_) == 1 else array
@@ -405,8 +427,14 @@ class ProductKernelExplainer:
         for rows, Z in self._factor_batches(inputs):
             batch_weights = np.broadcast_to(weights, (Z.shape[0],) + weights.shape)
             values[rows] = interaction_values(
-                Z, batch_weights, index=index, max_order=max_order,
-                removed_factors=self._removed_factors, n_jobs=self.n_jobs, tol=self.tol)
+                Z,
+                batch_weights,
+                index=index,
+                max_order=max_order,
+                removed_factors=self._removed_factors,
+                n_jobs=self.n_jobs,
+                tol=self.tol,
+            )
         base_values = np.broadcast_to(empty_value, (data.shape[0], weights.shape[1])).copy()
         return Explanation(
             values=self._shape_outputs(values),

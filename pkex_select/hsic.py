@@ -26,10 +26,23 @@ ESTIMATORS = ("biased", "unbiased", "block")
     },
     prefer_skip_nested_validation=True,
 )
-def hsic_shapley_values(K, L, *, estimator="biased", block_size=20, n_repetitions=10,
-                        value_function="baseline", scales=None, n_permutations=0,
-                        correction="maxT", interactions=None, random_state=None, n_jobs=None,
-                        verbose=0, return_result=False):
+def hsic_shapley_values(
+    K,
+    L,
+    *,
+    estimator="biased",
+    block_size=20,
+    n_repetitions=10,
+    value_function="baseline",
+    scales=None,
+    n_permutations=0,
+    correction="maxT",
+    interactions=None,
+    random_state=None,
+    n_jobs=None,
+    verbose=0,
+    return_result=False,
+):
     """Exact Shapley values of HSIC with the product kernel of the per-feature Gram matrices.
 
     The game is ``v(S) = HSIC(prod_{j in S} K[j], L)``; removing a feature sets its Gram
@@ -116,10 +129,20 @@ def hsic_shapley_values(K, L, *, estimator="biased", block_size=20, n_repetition
     """
     K, L = check_gram_matrices(K, L)
     return _pairgame.gram_attribution(
-        HSIC(estimator, block_size, n_repetitions), K, TargetGram(L), scales=scales,
-        return_result=return_result, verbose=verbose, name="hsic_shapley_values",
-        n_permutations=n_permutations, correction=correction, random_state=random_state,
-        n_jobs=n_jobs, value_function=value_function, interactions=interactions)
+        HSIC(estimator, block_size, n_repetitions),
+        K,
+        TargetGram(L),
+        scales=scales,
+        return_result=return_result,
+        verbose=verbose,
+        name="hsic_shapley_values",
+        n_permutations=n_permutations,
+        correction=correction,
+        random_state=random_state,
+        n_jobs=n_jobs,
+        value_function=value_function,
+        interactions=interactions,
+    )
 
 
 class HSICShapleySelector(ShapleySelectorBase):
@@ -328,17 +351,37 @@ class HSICShapleySelector(ShapleySelectorBase):
         **ShapleySelectorBase._parameter_constraints,
         "estimator": [StrOptions({"auto", *ESTIMATORS})],
         "target_kernel": [StrOptions({"auto", "delta", "rbf", "laplacian", "cauchy"})],
-        "target_bandwidth": [StrOptions(set(BANDWIDTH_RULES)),
-                             Interval(Real, 0, None, closed="neither")],
+        "target_bandwidth": [
+            StrOptions(set(BANDWIDTH_RULES)),
+            Interval(Real, 0, None, closed="neither"),
+        ],
         **PARAMETER_CONSTRAINTS,
     }
 
-    def __init__(self, n_features_to_select=0.2, *, threshold=None, estimator="auto",
-                 kernel="rbf", bandwidth="median", scales="auto", categorical_features=None,
-                 target_kernel="auto", target_bandwidth="median", block_size=20,
-                 n_repetitions=10, n_permutations=None, correction="maxT", alpha=None,
-                 value_function="anova", interactions=None, random_state=None, n_jobs=None,
-                 memory=None, verbose=0):
+    def __init__(
+        self,
+        n_features_to_select=0.2,
+        *,
+        threshold=None,
+        estimator="auto",
+        kernel="rbf",
+        bandwidth="median",
+        scales="auto",
+        categorical_features=None,
+        target_kernel="auto",
+        target_bandwidth="median",
+        block_size=20,
+        n_repetitions=10,
+        n_permutations=None,
+        correction="maxT",
+        alpha=None,
+        value_function="anova",
+        interactions=None,
+        random_state=None,
+        n_jobs=None,
+        memory=None,
+        verbose=0,
+    ):
         self.n_features_to_select = n_features_to_select
         self.threshold = threshold
         self.estimator = estimator
@@ -361,8 +404,9 @@ class HSICShapleySelector(ShapleySelectorBase):
         self.verbose = verbose
 
     def _target(self, y, y_given):
-        return HSIC.target(y, self.target_kernel, self.target_bandwidth,
-                           categorical_dtypes(y_given))
+        return HSIC.target(
+            y, self.target_kernel, self.target_bandwidth, categorical_dtypes(y_given)
+        )
 
     def _store_statistic(self, attribution, target):
         self.hsic_ = attribution.statistic

@@ -24,10 +24,23 @@ ESTIMATORS = ("biased", "unbiased", "block")
     },
     prefer_skip_nested_validation=True,
 )
-def mmd_shapley_values(K, y, *, estimator="biased", block_size=20, n_repetitions=10,
-                       value_function="baseline", scales=None, n_permutations=0,
-                       correction="maxT", interactions=None, random_state=None, n_jobs=None,
-                       verbose=0, return_result=False):
+def mmd_shapley_values(
+    K,
+    y,
+    *,
+    estimator="biased",
+    block_size=20,
+    n_repetitions=10,
+    value_function="baseline",
+    scales=None,
+    n_permutations=0,
+    correction="maxT",
+    interactions=None,
+    random_state=None,
+    n_jobs=None,
+    verbose=0,
+    return_result=False,
+):
     """Exact Shapley values of MMD^2 with the product kernel of the per-feature Gram matrices.
 
     The game is ``v(S) = MMD^2(prod_{j in S} K[j])`` between the samples named by ``y``;
@@ -109,10 +122,20 @@ def mmd_shapley_values(K, y, *, estimator="biased", block_size=20, n_repetitions
     if len(y) != n:
         raise ValueError(f"y has {len(y)} labels for {n} samples.")
     return _pairgame.gram_attribution(
-        MMD(estimator, block_size, n_repetitions), K, MMD.target(y), scales=scales,
-        return_result=return_result, verbose=verbose, name="mmd_shapley_values",
-        n_permutations=n_permutations, correction=correction, random_state=random_state,
-        n_jobs=n_jobs, value_function=value_function, interactions=interactions)
+        MMD(estimator, block_size, n_repetitions),
+        K,
+        MMD.target(y),
+        scales=scales,
+        return_result=return_result,
+        verbose=verbose,
+        name="mmd_shapley_values",
+        n_permutations=n_permutations,
+        correction=correction,
+        random_state=random_state,
+        n_jobs=n_jobs,
+        value_function=value_function,
+        interactions=interactions,
+    )
 
 
 class MMDShapleyAttributor(ShapleySelectorBase):
@@ -280,11 +303,28 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         **PARAMETER_CONSTRAINTS,
     }
 
-    def __init__(self, n_features_to_select=0.2, *, threshold=None, estimator="auto",
-                 kernel="rbf", bandwidth="median", scales="auto", categorical_features=None,
-                 block_size=20, n_repetitions=10, n_permutations=None, correction="maxT",
-                 alpha=None, value_function="anova", interactions=None, random_state=None,
-                 n_jobs=None, memory=None, verbose=0):
+    def __init__(
+        self,
+        n_features_to_select=0.2,
+        *,
+        threshold=None,
+        estimator="auto",
+        kernel="rbf",
+        bandwidth="median",
+        scales="auto",
+        categorical_features=None,
+        block_size=20,
+        n_repetitions=10,
+        n_permutations=None,
+        correction="maxT",
+        alpha=None,
+        value_function="anova",
+        interactions=None,
+        random_state=None,
+        n_jobs=None,
+        memory=None,
+        verbose=0,
+    ):
         self.n_features_to_select = n_features_to_select
         self.threshold = threshold
         self.estimator = estimator

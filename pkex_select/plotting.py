@@ -27,8 +27,11 @@ def _is_selector(source):
 
 def _feature_names(estimator):
     names = getattr(estimator, "feature_names_in_", None)
-    return [str(name) for name in names] if names is not None else [
-        f"x{j}" for j in range(estimator.n_features_in_)]
+    return (
+        [str(name) for name in names]
+        if names is not None
+        else [f"x{j}" for j in range(estimator.n_features_in_)]
+    )
 
 
 def _statistic_name(selector):
@@ -61,10 +64,13 @@ def _explanation(source, what, order=1):
             "interactions='SII' (or another pairwise index)."
         )
     return Explanation(
-        values=np.asarray(values)[None], base_values=np.zeros(1),
+        values=np.asarray(values)[None],
+        base_values=np.zeros(1),
         data=np.full((1, source.n_features_in_), np.nan),
-        feature_names=_feature_names(source), output_names=[_statistic_name(source)],
-        index=index)
+        feature_names=_feature_names(source),
+        output_names=[_statistic_name(source)],
+        index=index,
+    )
 
 
 def _output_values(explanation, output, order=1):
@@ -72,18 +78,21 @@ def _output_values(explanation, output, order=1):
         raise ValueError(
             f"This plot needs an explanation of order {order}; got {explanation.index} "
             f"values of order {explanation.max_order}."
-            + (" Use plotting.interactions for pairwise indices." if order == 1 else
-               " Use explain(X, index='SII', max_order=2).")
+            + (
+                " Use plotting.interactions for pairwise indices."
+                if order == 1
+                else " Use explain(X, index='SII', max_order=2)."
+            )
         )
     names = list(explanation.output_names)
     if isinstance(output, str):
         if output not in names:
-            raise ValueError(f"output {output!r} is not an output of this explanation; its "
-                             f"outputs are {names}.")
+            raise ValueError(
+                f"output {output!r} is not an output of this explanation; its outputs are {names}."
+            )
         output = names.index(output)
     elif not -len(names) <= output < len(names):
-        raise ValueError(f"output {output} is out of range for the {len(names)} outputs "
-                         f"{names}.")
+        raise ValueError(f"output {output} is out of range for the {len(names)} outputs {names}.")
     values = explanation.values
     if values.ndim == 2 + order:
         return values[..., output], np.asarray(explanation.base_values)[:, output]
@@ -103,8 +112,17 @@ def centred_importance(values):
     return np.abs(values - values.mean(axis=0)).mean(axis=0)
 
 
-def ranking(values, feature_names=None, *, pvalues=None, alpha=0.05, max_display=20,
-            ax=None, xlabel="Shapley value", pvalue_label="p-value"):
+def ranking(
+    values,
+    feature_names=None,
+    *,
+    pvalues=None,
+    alpha=0.05,
+    max_display=20,
+    ax=None,
+    xlabel="Shapley value",
+    pvalue_label="p-value",
+):
     """Horizontal bars of per-feature values, the ``max_display`` largest on top.
 
     Parameters
@@ -163,12 +181,22 @@ def ranking(values, feature_names=None, *, pvalues=None, alpha=0.05, max_display
                 bar.set_hatch("//")
                 bar.set_alpha(0.5)
             # Labels sit right of the bar or of zero, clear of the feature names.
-            ax.annotate(f"p={pvalues[j]:.3g}", (max(bar.get_width(), 0.0), bar.get_y() + 0.4),
-                        xytext=(3, 0), textcoords="offset points", va="center", fontsize=8)
-        ax.legend(handles=[
-            Patch(facecolor="grey", label=f"{pvalue_label} <= {alpha:g}"),
-            Patch(facecolor="grey", alpha=0.5, hatch="//", label=f"{pvalue_label} > {alpha:g}"),
-        ], loc="lower right", fontsize=8)
+            ax.annotate(
+                f"p={pvalues[j]:.3g}",
+                (max(bar.get_width(), 0.0), bar.get_y() + 0.4),
+                xytext=(3, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=8,
+            )
+        ax.legend(
+            handles=[
+                Patch(facecolor="grey", label=f"{pvalue_label} <= {alpha:g}"),
+                Patch(facecolor="grey", alpha=0.5, hatch="//", label=f"{pvalue_label} > {alpha:g}"),
+            ],
+            loc="lower right",
+            fontsize=8,
+        )
     ax.set_yticks(np.arange(len(order)), [str(feature_names[j]) for j in order])
     ax.axvline(0, color="black", linewidth=0.8)
     ax.ticklabel_format(axis="x", style="sci", scilimits=(-3, 4))
@@ -205,8 +233,9 @@ def bar(explanation, *, output=0, max_display=20, ax=None, centred=True):
     values, _ = _output_values(explanation, output)
     importance = centred_importance(values) if centred else np.abs(values).mean(axis=0)
     label = "mean |Shapley value - its mean|" if centred else "mean |Shapley value|"
-    ax = ranking(importance, explanation.feature_names, max_display=max_display, ax=ax,
-                 xlabel=label)
+    ax = ranking(
+        importance, explanation.feature_names, max_display=max_display, ax=ax, xlabel=label
+    )
     for patch in ax.patches:
         patch.set_color("#1f77b4")
     return ax
@@ -238,8 +267,12 @@ def waterfall(explanation, row=0, *, output=0, max_display=12, ax=None):
     phi, base = values[row], float(base_values[row])
     order = np.argsort(-np.abs(phi), kind="stable")
     shown, rest = order[:max_display], order[max_display:]
-    labels = [str(explanation.feature_names[j]) if selector else
-              f"{explanation.feature_names[j]} = {explanation.data[row, j]:.3g}" for j in shown]
+    labels = [
+        str(explanation.feature_names[j])
+        if selector
+        else f"{explanation.feature_names[j]} = {explanation.data[row, j]:.3g}"
+        for j in shown
+    ]
     steps = list(phi[shown])
     if rest.size:
         labels.append(f"{rest.size} other features")
@@ -251,9 +284,15 @@ def waterfall(explanation, row=0, *, output=0, max_display=12, ax=None):
         (patch,) = ax.barh(y, step, left=start, color="#d62728" if step >= 0 else "#1f77b4")
         patch.sticky_edges.x.clear()  # let the margins keep the end bars off the frame
         end = start + step
-        ax.annotate(f"{step:+.3g}", (end, y), xytext=(3 if step >= 0 else -3, 0),
-                    textcoords="offset points", va="center", fontsize=8,
-                    ha="left" if step >= 0 else "right")
+        ax.annotate(
+            f"{step:+.3g}",
+            (end, y),
+            xytext=(3 if step >= 0 else -3, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=8,
+            ha="left" if step >= 0 else "right",
+        )
         start = end
     ax.set_yticks(np.arange(len(steps))[::-1], labels)
     ax.axvline(base, color="grey", linestyle=":", linewidth=1)
@@ -303,8 +342,9 @@ def beeswarm(explanation, *, output=0, max_display=15, ax=None, seed=0):
         spread = np.ptp(feature)
         colour = (feature - feature.min()) / spread if spread > 0 else np.full(feature.shape, 0.5)
         offsets = jitter.uniform(-0.25, 0.25, size=values.shape[0])
-        scatter = ax.scatter(values[:, j], position + offsets, c=colour, cmap="coolwarm",
-                             vmin=0, vmax=1, s=10)
+        scatter = ax.scatter(
+            values[:, j], position + offsets, c=colour, cmap="coolwarm", vmin=0, vmax=1, s=10
+        )
     ax.set_yticks(np.arange(len(order)), [explanation.feature_names[j] for j in order])
     ax.axvline(0, color="black", linewidth=0.8)
     ax.set_xlabel("Shapley value")

@@ -18,9 +18,7 @@ from scipy.special import gammaln
 def shapley_weights(n_features):
     """mu(q) = q! (d-1-q)! / d! for q = 0, ..., d-1."""
     q = np.arange(n_features)
-    return np.exp(
-        gammaln(q + 1) + gammaln(n_features - q) - gammaln(n_features + 1)
-    )
+    return np.exp(gammaln(q + 1) + gammaln(n_features - q) - gammaln(n_features + 1))
 
 
 def coalition_values(Z, weights, max_bytes=256 * 2**20):

@@ -20,8 +20,12 @@ TOL = 2.0**-53
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.floats(0, 200), st.integers(1, 5000), st.sampled_from([TOL, 1e-12, 1e-8, 1e-4]),
-       st.sampled_from([0, 1]))
+@given(
+    st.floats(0, 200),
+    st.integers(1, 5000),
+    st.sampled_from([TOL, 1e-12, 1e-8, 1e-4]),
+    st.sampled_from([0, 1]),
+)
 def test_node_count_is_the_fewest_the_bound_allows(spread, n_features, tol, weight_degree):
     m = int(node_counts(np.array([spread]), n_features, tol, weight_degree)[0])
     cap = exact_node_count(n_features)
@@ -56,8 +60,11 @@ def test_bound_holds_where_it_is_tight(tol, n_features):
     # Equal u_i make e_q(u) closest to S^q / q!: spreads just inside each count's limit.
     for m in range(1, 12):
         limit = np.exp(np.log(2 * m + 1) - 1e-9)
-        spreads = [s for s in np.linspace(0.05, limit, 40)
-                   if node_counts(np.array([s]), n_features, tol)[0] == m]
+        spreads = [
+            s
+            for s in np.linspace(0.05, limit, 40)
+            if node_counts(np.array([s]), n_features, tol)[0] == m
+        ]
         if not spreads:
             continue
         Z = 1.0 - np.array(spreads)[:, None] / n_features * np.ones(n_features)
@@ -89,24 +96,40 @@ def test_adaptive_matches_the_published_recursion_on_wide_kernels(n_features):
     a, b = rng.normal(size=(2, 200, n_features))
     Z = np.exp(-((a - b) ** 2) / (2 * n_features))  # gamma = 1 / (2 d), as gamma="scale"
     weights = rng.normal(size=200)
-    np.testing.assert_allclose(shapley_values(Z, weights), recursion_shapley(Z, weights),
-                               rtol=0, atol=1e-13 * np.abs(weights).sum())
-    np.testing.assert_allclose(weights @ pair_contributions(Z), shapley_values(Z, weights),
-                               rtol=0, atol=1e-15 * np.abs(weights).sum())
+    np.testing.assert_allclose(
+        shapley_values(Z, weights),
+        recursion_shapley(Z, weights),
+        rtol=0,
+        atol=1e-13 * np.abs(weights).sum(),
+    )
+    np.testing.assert_allclose(
+        weights @ pair_contributions(Z),
+        shapley_values(Z, weights),
+        rtol=0,
+        atol=1e-15 * np.abs(weights).sum(),
+    )
 
 
 def test_loo_integrals_group_pairs_of_equal_counts():
     rng = np.random.default_rng(2)
     # Enough work for the bound to be used (at least 1e6 multiply-adds).
-    Z = np.concatenate([1 - rng.uniform(0, 1e-3, (300, 100)),
-                        1 - rng.uniform(0, 0.05, (200, 100)), rng.uniform(0, 1, (100, 100))])
+    Z = np.concatenate(
+        [
+            1 - rng.uniform(0, 1e-3, (300, 100)),
+            1 - rng.uniform(0, 0.05, (200, 100)),
+            rng.uniform(0, 1, (100, 100)),
+        ]
+    )
     rng.shuffle(Z)
     counts = node_counts(np.abs(Z - 1).sum(1), 100)
     assert len(np.unique(counts)) >= 3 and counts.min() < 10
     for backend in ["numpy", "numba"]:
-        np.testing.assert_allclose(loo_integrals(Z, None, backend),
-                                   loo_integrals(Z, None, backend, 0.0),
-                                   rtol=0, atol=1e-14)
+        np.testing.assert_allclose(
+            loo_integrals(Z, None, backend),
+            loo_integrals(Z, None, backend, 0.0),
+            rtol=0,
+            atol=1e-14,
+        )
 
 
 @pytest.mark.parametrize("tol", [-1e-3, 1.0, float("nan"), "small"])

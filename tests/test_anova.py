@@ -73,10 +73,19 @@ def test_unbiased_hsic_matches_enumeration():
 
 def test_block_hsic_centres_each_block_and_matches_enumeration():
     members = SampleBlocks(N, 6, 2, np.random.RandomState(3), pair_bytes=8).members
-    games = [_game(K[:, m][:, :, m], lambda gram, m=m: unbiased_hsic(gram, L[np.ix_(m, m)]))
-             for m in members]
-    values = hsic_shapley_values(K, L, estimator="block", block_size=6, n_repetitions=2,
-                                 random_state=3, value_function="anova")
+    games = [
+        _game(K[:, m][:, :, m], lambda gram, m=m: unbiased_hsic(gram, L[np.ix_(m, m)]))
+        for m in members
+    ]
+    values = hsic_shapley_values(
+        K,
+        L,
+        estimator="block",
+        block_size=6,
+        n_repetitions=2,
+        random_state=3,
+        value_function="anova",
+    )
     _assert_values(values, np.mean(games, axis=0))
 
 
@@ -91,8 +100,7 @@ def test_mmd_matches_enumeration(estimator):
         within = 1.0 / (counts * (counts - 1))
         weights = np.where(same, within[groups][:, None], -1.0 / (counts[0] * counts[1]))
     game = _game(K, _off_diagonal(weights))
-    _assert_values(mmd_shapley_values(K, groups, estimator=estimator, value_function="anova"),
-                   game)
+    _assert_values(mmd_shapley_values(K, groups, estimator=estimator, value_function="anova"), game)
 
 
 def test_interactions_match_enumeration():
@@ -103,13 +111,18 @@ def test_interactions_match_enumeration():
     game = general_coalition_values(factors, np.ones_like(factors), 2.0 * weights[a, b])
     for index in ["SII", "k-SII", "STII"]:
         expected = interaction_reference(game, D, index)
-        result = hsic_shapley_values(K, L, value_function="anova", interactions=index,
-                                     return_result=True)
-        np.testing.assert_allclose(result.interaction_values, expected, rtol=0,
-                                   atol=1e-12 * np.abs(game).max())
+        result = hsic_shapley_values(
+            K, L, value_function="anova", interactions=index, return_result=True
+        )
         np.testing.assert_allclose(
-            interaction_values(factors, 2.0 * weights[a, b], index=index), expected,
-            rtol=0, atol=1e-12 * np.abs(game).max())
+            result.interaction_values, expected, rtol=0, atol=1e-12 * np.abs(game).max()
+        )
+        np.testing.assert_allclose(
+            interaction_values(factors, 2.0 * weights[a, b], index=index),
+            expected,
+            rtol=0,
+            atol=1e-12 * np.abs(game).max(),
+        )
 
 
 def test_estimators_attribute_the_game_of_their_own_gram_matrices():
@@ -119,8 +132,11 @@ def test_estimators_attribute_the_game_of_their_own_gram_matrices():
     ys = (y - y.mean()) / y.std()
     target = gram_matrices(ys[:, None], "rbf", 1.0 / (2 * selector.target_bandwidth_**2))[0]
     np.testing.assert_allclose(
-        selector.shapley_values_, hsic_shapley_values(grams, target, value_function="anova"),
-        rtol=1e-12, atol=1e-14)
+        selector.shapley_values_,
+        hsic_shapley_values(grams, target, value_function="anova"),
+        rtol=1e-12,
+        atol=1e-14,
+    )
 
 
 def test_an_identifier_column_does_not_zero_the_other_features():
@@ -129,8 +145,9 @@ def test_an_identifier_column_does_not_zero_the_other_features():
     target = np.sin(2 * data[:, 0]) + 0.1 * rng.normal(size=n)
     with_id = np.column_stack([data, np.arange(n)])
     with pytest.warns(UserWarning, match="column 3 has 200 distinct values in 200 rows"):
-        fitted = HSICShapleySelector(value_function="anova", categorical_features=[3],
-                                     scales=[1.0]).fit(with_id, target)
+        fitted = HSICShapleySelector(
+            value_function="anova", categorical_features=[3], scales=[1.0]
+        ).fit(with_id, target)
     alone = HSICShapleySelector(value_function="anova", scales=[1.0]).fit(data, target)
     assert fitted.ranking_[0] == 1
     # An identifier's centred factor is -1/n off the diagonal: nearly the removed factor 1.
@@ -140,8 +157,9 @@ def test_an_identifier_column_does_not_zero_the_other_features():
 def test_noise_features_get_values_near_zero_and_relevant_ones_positive():
     n = 300
     data = rng.normal(size=(n, 8))
-    target = 3 * data[:, 0] + np.sin(2 * data[:, 1]) + 0.5 * data[:, 2] ** 2 + 0.3 * rng.normal(
-        size=n)
+    target = (
+        3 * data[:, 0] + np.sin(2 * data[:, 1]) + 0.5 * data[:, 2] ** 2 + 0.3 * rng.normal(size=n)
+    )
     values = HSICShapleySelector(value_function="anova").fit(data, target).shapley_values_
     assert np.all(values[:3] > 0)
     assert np.abs(values[3:]).max() < 0.05 * values[0]
@@ -167,10 +185,21 @@ def test_many_features_weight_the_centred_kernels_and_match_enumeration(monkeypa
     game = _game(K, _off_diagonal(H @ L @ H / (N - 1) ** 2), weight=2 / D)
     _assert_values(hsic_shapley_values(K, L, value_function="anova"), game)
     members = SampleBlocks(N, 6, 2, np.random.RandomState(3), pair_bytes=8).members
-    games = [_game(K[:, m][:, :, m], lambda gram, m=m: unbiased_hsic(gram, L[np.ix_(m, m)]),
-                   weight=2 / D) for m in members]
-    values = hsic_shapley_values(K, L, estimator="block", block_size=6, n_repetitions=2,
-                                 random_state=3, value_function="anova")
+    games = [
+        _game(
+            K[:, m][:, :, m], lambda gram, m=m: unbiased_hsic(gram, L[np.ix_(m, m)]), weight=2 / D
+        )
+        for m in members
+    ]
+    values = hsic_shapley_values(
+        K,
+        L,
+        estimator="block",
+        block_size=6,
+        n_repetitions=2,
+        random_state=3,
+        value_function="anova",
+    )
     _assert_values(values, np.mean(games, axis=0))
 
 

@@ -46,13 +46,16 @@ def test_compiled_kernel_caches_outside_the_package():
 # --------------------------------------------------------------------- labels and targets
 
 
-@pytest.mark.parametrize("make", [
-    lambda y: pd.Series(y),
-    lambda y: np.asarray(y, dtype=object),
-    lambda y: pd.Categorical(y),
-    lambda y: pd.Series(y, dtype="category"),
-    lambda y: list(y),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda y: pd.Series(y),
+        lambda y: np.asarray(y, dtype=object),
+        lambda y: pd.Categorical(y),
+        lambda y: pd.Series(y, dtype="category"),
+        lambda y: list(y),
+    ],
+)
 def test_string_labels_in_every_container(make):
     expected = HSICShapleySelector().fit(X, y_labels).shapley_values_
     selector = HSICShapleySelector().fit(X, make(y_labels))
@@ -60,11 +63,14 @@ def test_string_labels_in_every_container(make):
     np.testing.assert_allclose(selector.shapley_values_, expected, rtol=1e-13)
 
 
-@pytest.mark.parametrize("y", [
-    np.array(["a", None, "b"] * 30, dtype=object),
-    pd.Series(["a", None, "b"] * 30),
-    np.array([1, 2, None] * 30, dtype=object),
-])
+@pytest.mark.parametrize(
+    "y",
+    [
+        np.array(["a", None, "b"] * 30, dtype=object),
+        pd.Series(["a", None, "b"] * 30),
+        np.array([1, 2, None] * 30, dtype=object),
+    ],
+)
 def test_missing_labels_are_named(y):
     with pytest.raises(ValueError, match="missing values"):
         HSICShapleySelector().fit(X, y)
@@ -96,7 +102,8 @@ def test_values_do_not_depend_on_the_scale_of_a_feature(scale):
     assert list(scaled.get_support(indices=True)) == [2]
     shift = MMDShapleyAttributor(n_features_to_select=1).fit(
         X * [1, 1, scale, 1] + [0, 0, 2 * scale, 0] * (np.arange(90) >= 45)[:, None],
-        np.arange(90) >= 45)
+        np.arange(90) >= 45,
+    )
     assert list(shift.get_support(indices=True)) == [2]
 
 
@@ -128,8 +135,10 @@ def test_borderline_integer_targets_warn(n_distinct, classes):
 
 def test_constant_columns_rank_last_and_are_never_selected():
     data = np.column_stack([X, np.full(90, 3.0), np.full(90, 0.1), X[:, 0] * 0])
-    for selector in [HSICShapleySelector(n_features_to_select=7),
-                     HSICShapleySelector(threshold=-np.inf)]:
+    for selector in [
+        HSICShapleySelector(n_features_to_select=7),
+        HSICShapleySelector(threshold=-np.inf),
+    ]:
         selector.fit(data, y_cont)
         assert np.all(selector.ranking_[4:] > selector.ranking_[:4, None])
         np.testing.assert_array_equal(selector.shapley_values_[4:], 0.0)
@@ -145,8 +154,12 @@ def test_kernel_ridge_is_explained_with_the_gamma_it_uses():
     # scikit-learn ignores kernel_params for named kernels.
     model = KernelRidge(kernel="rbf", kernel_params={"gamma": 0.7}).fit(X, y_cont)
     explanation = ProductKernelExplainer(model).explain(X[:5])
-    np.testing.assert_allclose(explanation.values.sum(1) + explanation.base_values,
-                               model.predict(X[:5]), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        explanation.values.sum(1) + explanation.base_values,
+        model.predict(X[:5]),
+        rtol=1e-10,
+        atol=1e-12,
+    )
 
 
 @pytest.mark.parametrize("model", [SVC(gamma=0.4), SVR(gamma=0.4), KernelRidge(kernel="rbf")])
@@ -156,8 +169,12 @@ def test_models_fitted_on_sparse_data(model):
     model.fit(sparse, target)
     explainer = ProductKernelExplainer(model)
     explanation = explainer.explain(sparse[:6])
-    np.testing.assert_allclose(explanation.values.sum(1) + explanation.base_values,
-                               explainer.model_output(sparse[:6]), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        explanation.values.sum(1) + explanation.base_values,
+        explainer.model_output(sparse[:6]),
+        rtol=1e-10,
+        atol=1e-12,
+    )
     dense = explainer.explain(sparse[:6].toarray())
     np.testing.assert_allclose(explanation.values, dense.values, rtol=1e-13)
 
@@ -165,15 +182,18 @@ def test_models_fitted_on_sparse_data(model):
 # ------------------------------------------------------------- functions on Gram matrices
 
 
-@pytest.mark.parametrize("n, params, message", [
-    (2, {"estimator": "unbiased"}, "at least 4 samples"),
-    (3, {"estimator": "unbiased"}, "at least 4 samples"),
-    (10, {"estimator": "block", "block_size": 11}, "at least block_size=11"),
-    (10, {"estimator": "block", "block_size": 1}, "block_size"),
-    (10, {"estimator": "block", "block_size": 0}, "block_size"),
-    (10, {"estimator": "block", "n_repetitions": 0}, "n_repetitions"),
-    (10, {"estimator": "nope"}, "estimator"),
-])
+@pytest.mark.parametrize(
+    "n, params, message",
+    [
+        (2, {"estimator": "unbiased"}, "at least 4 samples"),
+        (3, {"estimator": "unbiased"}, "at least 4 samples"),
+        (10, {"estimator": "block", "block_size": 11}, "at least block_size=11"),
+        (10, {"estimator": "block", "block_size": 1}, "block_size"),
+        (10, {"estimator": "block", "block_size": 0}, "block_size"),
+        (10, {"estimator": "block", "n_repetitions": 0}, "n_repetitions"),
+        (10, {"estimator": "nope"}, "estimator"),
+    ],
+)
 def test_hsic_function_validates_its_parameters(n, params, message):
     K = gram_matrices(X[:n, :2], "rbf", 0.5)
     L = gram_matrices(y_cont[:n, None], "rbf", 0.5)[0]
@@ -181,12 +201,15 @@ def test_hsic_function_validates_its_parameters(n, params, message):
         hsic_shapley_values(K, L, **params)
 
 
-@pytest.mark.parametrize("n, y, error, message", [
-    (1, ["a"], ValueError, "MMD needs at least 2 samples"),
-    (6, ["a"] * 6, ValueError, "single sample"),
-    (6, None, ValueError, "'y' parameter"),
-    (6, 3, ValueError, "'y' parameter"),
-])
+@pytest.mark.parametrize(
+    "n, y, error, message",
+    [
+        (1, ["a"], ValueError, "MMD needs at least 2 samples"),
+        (6, ["a"] * 6, ValueError, "single sample"),
+        (6, None, ValueError, "'y' parameter"),
+        (6, 3, ValueError, "'y' parameter"),
+    ],
+)
 def test_mmd_function_validates_its_input(n, y, error, message):
     with pytest.raises(error, match=message):
         mmd_shapley_values(gram_matrices(X[:n, :2], "rbf", 0.5), y)
@@ -266,12 +289,19 @@ def test_no_module_reads_another_modules_private_names():
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.level == 1:
-                offences += [f"{path.name}: from .{node.module} import {alias.name}"
-                             for alias in node.names
-                             if alias.name.startswith("_") and node.module is not None]
-            if (isinstance(node, ast.Attribute) and node.attr.startswith("_")
-                    and not node.attr.startswith("__") and isinstance(node.value, ast.Name)
-                    and node.value.id in modules and node.value.id != "self"):
+                offences += [
+                    f"{path.name}: from .{node.module} import {alias.name}"
+                    for alias in node.names
+                    if alias.name.startswith("_") and node.module is not None
+                ]
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+                and isinstance(node.value, ast.Name)
+                and node.value.id in modules
+                and node.value.id != "self"
+            ):
                 offences.append(f"{path.name}: {node.value.id}.{node.attr}")
     assert offences == []
 
@@ -292,8 +322,9 @@ def test_polars_frames_work_wherever_pandas_frames_do():
     assert HSICShapleySelector(categorical_features=["site"]).fit(labelled, target).ranking_[0] == 1
     with pytest.raises(ValueError, match="non-numeric values in site"):
         HSICShapleySelector().fit(labelled, target)
-    shift = attribute_shift(frame[:40], frame[40:].with_columns(pl.col("b") + 2.0),
-                            n_features_to_select=1)
+    shift = attribute_shift(
+        frame[:40], frame[40:].with_columns(pl.col("b") + 2.0), n_features_to_select=1
+    )
     np.testing.assert_array_equal(shift.get_support(indices=True), [1])
     groups = pl.Series(np.repeat(["p", "q"], 40))
     assert list(MMDShapleyAttributor(1).fit(frame, groups).classes_) == ["p", "q"]
@@ -358,15 +389,18 @@ def test_without_numba_the_package_says_so_once_and_still_works():
     import subprocess
     import sys
 
-    code = ("import sys; sys.modules['numba'] = None\n"
-            "import warnings; warnings.simplefilter('always')\n"
-            "import numpy as np, pkex_select\n"
-            "from pkex_select import _integrals\n"
-            "assert not _integrals.NUMBA\n"
-            "X = np.random.default_rng(0).normal(size=(40, 3))\n"
-            "print(pkex_select.HSICShapleySelector(1).fit(X, X[:, 0]).get_support(True))")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            timeout=120)
+    code = (
+        "import sys; sys.modules['numba'] = None\n"
+        "import warnings; warnings.simplefilter('always')\n"
+        "import numpy as np, pkex_select\n"
+        "from pkex_select import _integrals\n"
+        "assert not _integrals.NUMBA\n"
+        "X = np.random.default_rng(0).normal(size=(40, 3))\n"
+        "print(pkex_select.HSICShapleySelector(1).fit(X, X[:, 0]).get_support(True))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[0]"
     assert result.stderr.count("numba cannot be imported") == 1
@@ -378,7 +412,11 @@ def test_version_is_single_sourced():
     import sys
     from importlib.metadata import version
 
-    result = subprocess.run([sys.executable, "-m", "pkex_select", "--version"],
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "pkex_select", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.stdout.strip() == f"pkex-select {pkex_select.__version__}"
     assert version("pkex-select") == pkex_select.__version__

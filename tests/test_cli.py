@@ -16,8 +16,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def run(*args, cwd=ROOT, env=None):
     environment = None if env is None else {**os.environ, **env}
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=300, env=environment)
+    return subprocess.run(
+        [sys.executable, *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
+        env=environment,
+    )
 
 
 def test_demo_ranks_breast_cancer_features():
@@ -44,8 +50,21 @@ def csv_file(tmp_path):
 
 def test_rank_csv_as_json_with_pvalues_and_plot(csv_file, tmp_path):
     plot = tmp_path / "ranking.png"
-    result = run("-m", "pkex_select", "rank", str(csv_file), "--target", "outcome", "--k", "2",
-                 "--permutations", "49", "--json", "--plot", str(plot))
+    result = run(
+        "-m",
+        "pkex_select",
+        "rank",
+        str(csv_file),
+        "--target",
+        "outcome",
+        "--k",
+        "2",
+        "--permutations",
+        "49",
+        "--json",
+        "--plot",
+        str(plot),
+    )
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["task"] == "regression"
@@ -112,8 +131,7 @@ def test_pipeline_example_shows_selection_helping(tmp_path):
 def test_drift_example_flags_only_significant_features(tmp_path):
     result = run_example("plot_mmd_drift.py", tmp_path)
     assert result.returncode == 0, result.stderr
-    table = re.findall(r"^\s+(\w+)\s+\S+\s+[\d.]+\s+([\d.]+)", result.stdout,
-                       flags=re.MULTILINE)
+    table = re.findall(r"^\s+(\w+)\s+\S+\s+[\d.]+\s+([\d.]+)", result.stdout, flags=re.MULTILINE)
     significant = {name for name, p in table if float(p) <= 0.05}
     flagged = re.search(r"kept by transform\(\): (.*)$", result.stdout, flags=re.MULTILINE)
     assert set(flagged.group(1).split(", ")) == significant
@@ -125,8 +143,9 @@ def awkward_csv(tmp_path):
     """Targets of every kind users bring, and a wide-character column name."""
     rng = np.random.default_rng(1)
     n = 120
-    frame = pd.DataFrame({"size": rng.normal(size=n), "颜色 🎯": rng.normal(size=n),
-                          "w": rng.normal(size=n)})
+    frame = pd.DataFrame(
+        {"size": rng.normal(size=n), "颜色 🎯": rng.normal(size=n), "w": rng.normal(size=n)}
+    )
     frame["label"] = np.where(frame["size"] > 0, "big", "small")
     frame["small_int"] = (frame["size"] > 0).astype(int) + (frame["size"] > 1)
     frame["flag"] = frame["size"] > 0
@@ -145,12 +164,15 @@ def rank_json(path, *args):
     return report, {row["feature"]: row for row in report["features"]}, result.stderr
 
 
-@pytest.mark.parametrize("target, task, args", [
-    ("label", "classification", []),
-    ("small_int", "classification", []),
-    ("flag", "classification", []),
-    ("months", "regression", []),
-])
+@pytest.mark.parametrize(
+    "target, task, args",
+    [
+        ("label", "classification", []),
+        ("small_int", "classification", []),
+        ("flag", "classification", []),
+        ("months", "regression", []),
+    ],
+)
 def test_every_kind_of_target(awkward_csv, target, task, args):
     drop = [c for c in ["label", "small_int", "flag", "months", "partly_missing"] if c != target]
     frame = pd.read_csv(awkward_csv).drop(columns=drop)
@@ -165,16 +187,23 @@ def test_every_kind_of_target(awkward_csv, target, task, args):
 def test_a_continuous_target_read_as_classes_is_refused(awkward_csv, tmp_path):
     """120 rows, 120 classes: no class has two rows, so HSIC could not depend on y."""
     pd.read_csv(awkward_csv)[["size", "w"]].to_csv(tmp_path / "w.csv", index=False)
-    result = run("-m", "pkex_select", "rank", str(tmp_path / "w.csv"), "--target", "w",
-                 "--task", "classification")
+    result = run(
+        "-m",
+        "pkex_select",
+        "rank",
+        str(tmp_path / "w.csv"),
+        "--target",
+        "w",
+        "--task",
+        "classification",
+    )
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "120 distinct class labels in 120 rows" in result.stderr
 
 
 def test_constant_target_and_missing_target_rows(awkward_csv, tmp_path):
     pd.read_csv(awkward_csv)[["size", "constant"]].to_csv(tmp_path / "const.csv", index=False)
-    result = run("-m", "pkex_select", "rank", str(tmp_path / "const.csv"), "--target",
-                 "constant")
+    result = run("-m", "pkex_select", "rank", str(tmp_path / "const.csv"), "--target", "constant")
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "the target 'constant' is constant" in result.stderr
     frame = pd.read_csv(awkward_csv)[["size", "w", "partly_missing"]]
@@ -184,10 +213,32 @@ def test_constant_target_and_missing_target_rows(awkward_csv, tmp_path):
 
 
 def test_options_before_the_command_are_honoured(csv_file):
-    before = run("-m", "pkex_select", "--k", "2", "--json", "--permutations", "9",
-                 "rank", str(csv_file), "--target", "outcome")
-    after = run("-m", "pkex_select", "rank", str(csv_file), "--target", "outcome",
-                "--k", "2", "--json", "--permutations", "9")
+    before = run(
+        "-m",
+        "pkex_select",
+        "--k",
+        "2",
+        "--json",
+        "--permutations",
+        "9",
+        "rank",
+        str(csv_file),
+        "--target",
+        "outcome",
+    )
+    after = run(
+        "-m",
+        "pkex_select",
+        "rank",
+        str(csv_file),
+        "--target",
+        "outcome",
+        "--k",
+        "2",
+        "--json",
+        "--permutations",
+        "9",
+    )
     assert before.returncode == 0, before.stderr
     assert before.stdout == after.stdout
     report = json.loads(before.stdout)
@@ -196,30 +247,52 @@ def test_options_before_the_command_are_honoured(csv_file):
     assert all(row["adjusted_pvalue"] >= row["pvalue"] for row in report["features"])
 
 
-@pytest.mark.parametrize("plot, message", [
-    ("{tmp}/no/such/folder/out.png", "does not exist"),
-    ("{tmp}/out.xyz", "cannot write '.xyz' files"),
-])
+@pytest.mark.parametrize(
+    "plot, message",
+    [
+        ("{tmp}/no/such/folder/out.png", "does not exist"),
+        ("{tmp}/out.xyz", "cannot write '.xyz' files"),
+    ],
+)
 def test_plot_paths_are_checked_before_any_work(csv_file, tmp_path, plot, message):
-    result = run("-m", "pkex_select", "rank", str(csv_file), "--target", "outcome",
-                 "--plot", plot.format(tmp=tmp_path))
+    result = run(
+        "-m",
+        "pkex_select",
+        "rank",
+        str(csv_file),
+        "--target",
+        "outcome",
+        "--plot",
+        plot.format(tmp=tmp_path),
+    )
     assert result.returncode == 2 and message in result.stderr
     assert result.stdout == "" and "Traceback" not in result.stderr
 
 
 def test_plot_without_extension_says_where_it_went(csv_file, tmp_path):
-    result = run("-m", "pkex_select", "rank", str(csv_file), "--target", "outcome",
-                 "--plot", str(tmp_path / "noext"))
+    result = run(
+        "-m",
+        "pkex_select",
+        "rank",
+        str(csv_file),
+        "--target",
+        "outcome",
+        "--plot",
+        str(tmp_path / "noext"),
+    )
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "noext.png").stat().st_size > 0
     assert f"Saved {tmp_path / 'noext.png'}" in result.stdout
 
 
-@pytest.mark.parametrize("args, flag", [
-    (["--permutations", "-1"], "--permutations"),
-    (["--k", "0"], "--k"),
-    (["--k", "two"], "--k"),
-])
+@pytest.mark.parametrize(
+    "args, flag",
+    [
+        (["--permutations", "-1"], "--permutations"),
+        (["--k", "0"], "--k"),
+        (["--k", "two"], "--k"),
+    ],
+)
 def test_errors_name_the_flags_the_user_typed(csv_file, args, flag):
     result = run("-m", "pkex_select", "rank", str(csv_file), "--target", "outcome", *args)
     assert result.returncode == 2 and flag in result.stderr
@@ -228,9 +301,18 @@ def test_errors_name_the_flags_the_user_typed(csv_file, args, flag):
 
 def test_too_few_rows_for_the_block_estimator_names_the_flag(tmp_path):
     pd.DataFrame({"a": np.arange(10.0), "y": np.arange(10.0) ** 2}).to_csv(
-        tmp_path / "small.csv", index=False)
-    result = run("-m", "pkex_select", "rank", str(tmp_path / "small.csv"), "--target", "y",
-                 "--estimator", "block")
+        tmp_path / "small.csv", index=False
+    )
+    result = run(
+        "-m",
+        "pkex_select",
+        "rank",
+        str(tmp_path / "small.csv"),
+        "--target",
+        "y",
+        "--estimator",
+        "block",
+    )
     assert result.returncode == 2
     assert "--estimator block needs at least 20 rows" in result.stderr
     assert "block_size" not in result.stderr
@@ -240,8 +322,9 @@ def test_table_reads_right(awkward_csv):
     frame = pd.read_csv(awkward_csv)[["size", "颜色 🎯", "w", "constant", "label"]]
     path = awkward_csv.with_name("table.csv")
     frame.to_csv(path, index=False)
-    result = run("-m", "pkex_select", "rank", str(path), "--target", "label",
-                 "--permutations", "19")
+    result = run(
+        "-m", "pkex_select", "rank", str(path), "--target", "label", "--permutations", "19"
+    )
     assert result.returncode == 0, result.stderr
     assert "Independence test of X and y: p = 0.05 (19 permutations)" in result.stdout
     from pkex_select import HSICShapleySelector
@@ -255,8 +338,7 @@ def test_table_reads_right(awkward_csv):
 
     rows = [line for line in result.stdout.splitlines() if re.match(r"\s+\d\*? ", line)]
     # The p-value column ends at the same terminal column on every row, wide names included.
-    ends = {_width(line[: re.search(r"\d\.\d{3} +\d\.\d{3}(?=  )", line).end()])
-            for line in rows}
+    ends = {_width(line[: re.search(r"\d\.\d{3} +\d\.\d{3}(?=  )", line).end()]) for line in rows}
     assert len(rows) == 4 and len(ends) == 1
 
 
@@ -265,8 +347,9 @@ def test_permutations_select_and_star_by_adjusted_pvalues(tmp_path):
 
     path = tmp_path / "wine.csv"
     load_wine(as_frame=True).frame.to_csv(path, index=False)
-    result = run("-m", "pkex_select", "rank", str(path), "--target", "target",
-                 "--permutations", "199")
+    result = run(
+        "-m", "pkex_select", "rank", str(path), "--target", "target", "--permutations", "199"
+    )
     assert result.returncode == 0, result.stderr
     rows = [line for line in result.stdout.splitlines() if re.match(r"\s+\d+\*? ", line)]
     starred = [line for line in rows if line[4] == "*"]
@@ -274,19 +357,35 @@ def test_permutations_select_and_star_by_adjusted_pvalues(tmp_path):
     assert len(starred) == sum(p <= 0.05 for p in adjusted) > 3  # not the top 20%
     assert "adjusted p-value <= 0.05" in result.stdout
     assert "bandwidth scales" not in result.stdout
-    report = json.loads(run("-m", "pkex_select", "rank", str(path), "--target", "target",
-                            "--alpha", "0.01", "--permutations", "199", "--json").stdout)
+    report = json.loads(
+        run(
+            "-m",
+            "pkex_select",
+            "rank",
+            str(path),
+            "--target",
+            "target",
+            "--alpha",
+            "0.01",
+            "--permutations",
+            "199",
+            "--json",
+        ).stdout
+    )
     assert report["selection"] == "adjusted p-value <= 0.01"
     assert all(row["selected"] == (row["adjusted_pvalue"] <= 0.01) for row in report["features"])
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--alpha", "0.05", "--k", "2"], "give --k or --alpha, not both"),
-    (["--alpha", "1.5"], "--alpha: must be between 0 and 1"),
-    (["--alpha", "0.05", "--permutations", "9"], "use --permutations 39 or more"),
-    (["--alpha", "0.05", "--permutations", "0"], "--permutations 0 gives none"),
-    (["--seed", "-5"], "--seed: must be at least 0"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--alpha", "0.05", "--k", "2"], "give --k or --alpha, not both"),
+        (["--alpha", "1.5"], "--alpha: must be between 0 and 1"),
+        (["--alpha", "0.05", "--permutations", "9"], "use --permutations 39 or more"),
+        (["--alpha", "0.05", "--permutations", "0"], "--permutations 0 gives none"),
+        (["--seed", "-5"], "--seed: must be at least 0"),
+    ],
+)
 def test_selection_flags_are_checked(csv_file, args, message):
     result = run("-m", "pkex_select", "rank", str(csv_file), "--target", "outcome", *args)
     assert result.returncode == 2 and message in result.stderr, result.stderr
@@ -294,8 +393,9 @@ def test_selection_flags_are_checked(csv_file, args, message):
 
 
 def test_plot_given_a_folder_is_an_error(csv_file, tmp_path):
-    result = run("-m", "pkex_select", "rank", str(csv_file), "--target", "outcome",
-                 "--plot", str(tmp_path))
+    result = run(
+        "-m", "pkex_select", "rank", str(csv_file), "--target", "outcome", "--plot", str(tmp_path)
+    )
     assert result.returncode == 2 and "is a folder; give a file name" in result.stderr
     assert not tmp_path.with_suffix(".png").exists()
 
@@ -303,24 +403,44 @@ def test_plot_given_a_folder_is_an_error(csv_file, tmp_path):
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
 def test_a_write_error_is_one_line():
     with open("/dev/full", "w") as full:
-        result = subprocess.run([sys.executable, "-m", "pkex_select"], stdout=full,
-                                stderr=subprocess.PIPE, text=True, cwd=ROOT, timeout=300)
+        result = subprocess.run(
+            [sys.executable, "-m", "pkex_select"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            timeout=300,
+        )
     assert result.returncode == 1
-    assert result.stderr.strip() == ("pkex-select: error: cannot write the output: No space "
-                                     "left on device")
+    assert result.stderr.strip() == (
+        "pkex-select: error: cannot write the output: No space left on device"
+    )
 
 
 def test_na_strings_in_text_columns_are_text(tmp_path):
     rng = np.random.default_rng(0)
     region = rng.choice(["NA", "EU", "AS"], size=120)
-    frame = pd.DataFrame({"region": region, "x": rng.normal(size=120),
-                          "label": np.where(region == "NA", "NA", "other")})
+    frame = pd.DataFrame(
+        {
+            "region": region,
+            "x": rng.normal(size=120),
+            "label": np.where(region == "NA", "NA", "other"),
+        }
+    )
     frame.to_csv(tmp_path / "regions.csv", index=False)
     report, rows, stderr = rank_json(tmp_path / "regions.csv", "--target", "label")
     assert "missing" not in stderr and report["task"] == "classification"
     assert rows["region"]["rank"] == 1
-    result = run("-m", "pkex_select", "rank", str(tmp_path / "regions.csv"), "--target",
-                 "label", "--na-values", "NA")
+    result = run(
+        "-m",
+        "pkex_select",
+        "rank",
+        str(tmp_path / "regions.csv"),
+        "--target",
+        "label",
+        "--na-values",
+        "NA",
+    )
     dropped = int((region == "NA").sum())
     assert f"dropped {dropped} of 120 rows whose target 'label' is missing" in result.stderr
     # In a numeric column the usual NA strings still mean missing.

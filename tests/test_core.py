@@ -37,15 +37,24 @@ def _factors_for(path, rng):
         Z[:, 0] = rng.uniform(0.2, 0.3, 400)
         return Z
     # Mixed widths: some pairs need few nodes, others many.
-    Z = np.concatenate([1 - rng.uniform(0, 1e-3, (300, 100)),
-                        1 - rng.uniform(0, 0.05, (200, 100)), rng.uniform(0, 1, (100, 100))])
+    Z = np.concatenate(
+        [
+            1 - rng.uniform(0, 1e-3, (300, 100)),
+            1 - rng.uniform(0, 0.05, (200, 100)),
+            rng.uniform(0, 1, (100, 100)),
+        ]
+    )
     rng.shuffle(Z)
     return Z
 
 
 def _described(plan):
-    return (plan.path, None if plan.rule is None else plan.rule[0].size, plan.n_terms,
-            [(tuple(rows), n_nodes) for rows, n_nodes in plan.groups])
+    return (
+        plan.path,
+        None if plan.rule is None else plan.rule[0].size,
+        plan.n_terms,
+        [(tuple(rows), n_nodes) for rows, n_nodes in plan.groups],
+    )
 
 
 @pytest.mark.parametrize("path", ["exact", "one rule", "grouped", "series"])
@@ -56,8 +65,12 @@ def test_every_path_is_reached_and_both_backends_take_it(path):
     assert _described(plan_integrals(Z, backend="numpy")) == _described(plan)
     exact = integrate(plan_integrals(Z, tol=0), Z)
     for backend in ["numba", "numpy"]:
-        np.testing.assert_allclose(integrate(plan, Z, backend=backend), exact, rtol=0,
-                                   atol=4 * Z.shape[1] * np.finfo(float).eps)
+        np.testing.assert_allclose(
+            integrate(plan, Z, backend=backend),
+            exact,
+            rtol=0,
+            atol=4 * Z.shape[1] * np.finfo(float).eps,
+        )
 
 
 def test_grouped_plan_covers_every_pair_once():
@@ -80,10 +93,14 @@ def test_tolerance_zero_and_removed_factors_above_one_take_the_exact_rule():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(1, 40), st.integers(1, 70), st.integers(1, 12), st.booleans(),
-       st.integers(0, 2**32 - 1))
-def test_compiled_quadrature_kernel_is_its_numpy_twin(n_rows, n_features, n_nodes, removed,
-                                                      seed):
+@given(
+    st.integers(1, 40),
+    st.integers(1, 70),
+    st.integers(1, 12),
+    st.booleans(),
+    st.integers(0, 2**32 - 1),
+)
+def test_compiled_quadrature_kernel_is_its_numpy_twin(n_rows, n_features, n_nodes, removed, seed):
     rng = np.random.default_rng(seed)
     Z = rng.uniform(-1.5, 1.5, (n_rows, n_features))
     Z[rng.random(Z.shape) < 0.1] = 0.0
@@ -93,13 +110,19 @@ def test_compiled_quadrature_kernel_is_its_numpy_twin(n_rows, n_features, n_node
     scale = np.abs(twin).max(initial=1.0)
     for lanes in [16, 64]:
         compiled = _integrals.loo_integrals_numba(Z, R, *rule, lanes)
-        np.testing.assert_allclose(compiled, twin, rtol=0,
-                                   atol=8 * n_features * np.finfo(float).eps * scale)
+        np.testing.assert_allclose(
+            compiled, twin, rtol=0, atol=8 * n_features * np.finfo(float).eps * scale
+        )
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(1, 40), st.integers(1, 300), st.integers(1, 12), st.integers(1, 30),
-       st.integers(0, 2**32 - 1))
+@given(
+    st.integers(1, 40),
+    st.integers(1, 300),
+    st.integers(1, 12),
+    st.integers(1, 30),
+    st.integers(0, 2**32 - 1),
+)
 def test_compiled_series_kernel_is_its_numpy_twin(n_rows, n_features, n_nodes, n_terms, seed):
     rng = np.random.default_rng(seed)
     Z = 1 - rng.uniform(-0.5, 0.5, (n_rows, n_features))
@@ -107,8 +130,9 @@ def test_compiled_series_kernel_is_its_numpy_twin(n_rows, n_features, n_nodes, n
     twin = _integrals.series_integrals_numpy(Z, nodes, weights, n_terms)
     compiled = _integrals.series_integrals_numba(Z, nodes, weights, n_terms)
     scale = np.abs(twin).max(initial=1.0)
-    np.testing.assert_allclose(compiled, twin, rtol=0,
-                               atol=8 * (n_features + n_terms) * np.finfo(float).eps * scale)
+    np.testing.assert_allclose(
+        compiled, twin, rtol=0, atol=8 * (n_features + n_terms) * np.finfo(float).eps * scale
+    )
 
 
 @settings(max_examples=60, deadline=None)
@@ -124,10 +148,17 @@ def test_compiled_deviations_are_their_numpy_twin(n_rows, n_features, removed, s
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(1, 60), st.integers(1, 8), st.integers(0, 200), st.sampled_from(
-    [np.uint8, np.int16, np.intp]), st.booleans(), st.integers(0, 2**32 - 1))
-def test_compiled_permuted_weights_are_their_numpy_twin(n_samples, n_perm, n_pairs, dtype,
-                                                       in_rows, seed):
+@given(
+    st.integers(1, 60),
+    st.integers(1, 8),
+    st.integers(0, 200),
+    st.sampled_from([np.uint8, np.int16, np.intp]),
+    st.booleans(),
+    st.integers(0, 2**32 - 1),
+)
+def test_compiled_permuted_weights_are_their_numpy_twin(
+    n_samples, n_perm, n_pairs, dtype, in_rows, seed
+):
     rng = np.random.default_rng(seed)
     levels = int(rng.integers(1, n_samples + 1))
     table = rng.normal(size=(levels, levels))
@@ -136,8 +167,9 @@ def test_compiled_permuted_weights_are_their_numpy_twin(n_samples, n_perm, n_pai
     a = np.sort(a) if in_rows else a  # rows of pairs, as plans give them, or any order
     b = rng.integers(0, n_samples, n_pairs)
     compiled = _statistics.permuted_entries_numba(table, permuted, a, b)
-    np.testing.assert_array_equal(compiled,
-                                  _statistics.permuted_entries_numpy(table, permuted, a, b))
+    np.testing.assert_array_equal(
+        compiled, _statistics.permuted_entries_numpy(table, permuted, a, b)
+    )
 
 
 def test_numpy_backend_covers_every_path_end_to_end():
@@ -162,12 +194,15 @@ def test_baseline_keyword_is_deprecated_for_removed_factors():
     with pytest.warns(FutureWarning, match="removed_factors"):
         np.testing.assert_array_equal(shapley_values(Z, weights, baseline=R), expected)
     with pytest.warns(FutureWarning, match="removed_factors"):
-        np.testing.assert_array_equal(weights @ pair_contributions(Z, baseline=R),
-                                      weights @ pair_contributions(Z, removed_factors=R))
+        np.testing.assert_array_equal(
+            weights @ pair_contributions(Z, baseline=R),
+            weights @ pair_contributions(Z, removed_factors=R),
+        )
     with pytest.warns(FutureWarning, match="removed_factors"):
         np.testing.assert_array_equal(
             interaction_values(Z, weights, baseline=R),
-            interaction_values(Z, weights, removed_factors=R))
+            interaction_values(Z, weights, removed_factors=R),
+        )
     with pytest.raises(TypeError, match="not both"), pytest.warns(FutureWarning):
         shapley_values(Z, weights, removed_factors=R, baseline=R)
 
@@ -186,33 +221,48 @@ def _estimator_grams(estimator, X):
     """The Gram matrices an estimator attributes: per scale, of the standardised data."""
     Xs = (X - X.mean(axis=0)) / X.std(axis=0)
     bandwidths = estimator.bandwidths_
-    return np.stack([
-        gram_matrices(Xs, "rbf", 1.0 / (2.0 * (bandwidths * scale) ** 2))
-        for scale in estimator.scales_
-    ])
+    return np.stack(
+        [
+            gram_matrices(Xs, "rbf", 1.0 / (2.0 * (bandwidths * scale) ** 2))
+            for scale in estimator.scales_
+        ]
+    )
 
 
 def _assert_same(result, estimator, statistic):
     assert isinstance(result, Attribution)
-    np.testing.assert_allclose(result.values, estimator.shapley_values_, rtol=1e-12,
-                               atol=1e-12 * np.abs(estimator.shapley_values_).max())
+    np.testing.assert_allclose(
+        result.values,
+        estimator.shapley_values_,
+        rtol=1e-12,
+        atol=1e-12 * np.abs(estimator.shapley_values_).max(),
+    )
     assert result.statistic == pytest.approx(getattr(estimator, statistic), rel=1e-12)
     assert result.scales == estimator.scales_
     if estimator.interactions is not None:
-        np.testing.assert_allclose(result.interaction_values, estimator.interaction_values_,
-                                   rtol=1e-12, atol=1e-12 * np.abs(
-                                       estimator.interaction_values_).max())
+        np.testing.assert_allclose(
+            result.interaction_values,
+            estimator.interaction_values_,
+            rtol=1e-12,
+            atol=1e-12 * np.abs(estimator.interaction_values_).max(),
+        )
     if estimator.n_permutations:
         assert isinstance(result.tests, PermutationTests)
         np.testing.assert_array_equal(result.tests.pvalues, estimator.pvalues_)
-        np.testing.assert_array_equal(result.tests.adjusted_pvalues,
-                                      estimator.adjusted_pvalues_)
+        np.testing.assert_array_equal(result.tests.adjusted_pvalues, estimator.adjusted_pvalues_)
         assert result.tests.pvalue == estimator.pvalue_
-        np.testing.assert_allclose(result.tests.null_distribution,
-                                   estimator.null_distribution_, rtol=1e-12, atol=1e-12 * (
-                                       np.abs(estimator.null_distribution_).max()))
-        np.testing.assert_allclose(result.tests.statistics, estimator.statistics_,
-                                   rtol=1e-12, atol=1e-12 * np.abs(estimator.statistics_).max())
+        np.testing.assert_allclose(
+            result.tests.null_distribution,
+            estimator.null_distribution_,
+            rtol=1e-12,
+            atol=1e-12 * (np.abs(estimator.null_distribution_).max()),
+        )
+        np.testing.assert_allclose(
+            result.tests.statistics,
+            estimator.statistics_,
+            rtol=1e-12,
+            atol=1e-12 * np.abs(estimator.statistics_).max(),
+        )
     else:
         assert result.tests is None
 
@@ -235,8 +285,14 @@ def test_hsic_function_is_the_selector_for_every_option(options):
     L = gram_matrices(ys[:, None], "rbf", 1.0 / (2.0 * selector.target_bandwidth_**2))[0]
     function_options = {k: v for k, v in options.items() if k != "scales"}
     function_options["value_function"] = selector.value_function
-    result = hsic_shapley_values(_estimator_grams(selector, X), L, scales=selector.scales_,
-                                 random_state=0, return_result=True, **function_options)
+    result = hsic_shapley_values(
+        _estimator_grams(selector, X),
+        L,
+        scales=selector.scales_,
+        random_state=0,
+        return_result=True,
+        **function_options,
+    )
     _assert_same(result, selector, "hsic_")
 
 
@@ -245,9 +301,14 @@ def test_mmd_function_is_the_attributor_for_every_option(options):
     attributor = MMDShapleyAttributor(random_state=0, **options).fit(X_shifted, y_groups)
     function_options = {k: v for k, v in options.items() if k != "scales"}
     function_options["value_function"] = attributor.value_function
-    result = mmd_shapley_values(_estimator_grams(attributor, X_shifted), y_groups,
-                                scales=attributor.scales_, random_state=0, return_result=True,
-                                **function_options)
+    result = mmd_shapley_values(
+        _estimator_grams(attributor, X_shifted),
+        y_groups,
+        scales=attributor.scales_,
+        random_state=0,
+        return_result=True,
+        **function_options,
+    )
     _assert_same(result, attributor, "mmd_")
 
 
@@ -256,17 +317,21 @@ def test_functions_return_values_by_default_and_take_one_stack_or_several():
     values = mmd_shapley_values(K, y_groups)
     np.testing.assert_array_equal(values, mmd_shapley_values(K[None], y_groups))
     assert values.shape == (4,)
-    two = mmd_shapley_values(np.stack([K, gram_matrices(X, "rbf", 0.05)]), y_groups,
-                             return_result=True)
+    two = mmd_shapley_values(
+        np.stack([K, gram_matrices(X, "rbf", 0.05)]), y_groups, return_result=True
+    )
     assert two.scales == (1.0, 2.0)
     np.testing.assert_allclose(two.values.sum(), two.statistic, rtol=1e-12)
 
 
-@pytest.mark.parametrize("scales, message", [
-    ([1.0], "names 1 scales for 2 stacks"),
-    ([1.0, -2.0], "positive numbers"),
-    ([1.0, "a"], "positive numbers"),
-])
+@pytest.mark.parametrize(
+    "scales, message",
+    [
+        ([1.0], "names 1 scales for 2 stacks"),
+        ([1.0, -2.0], "positive numbers"),
+        ([1.0, "a"], "positive numbers"),
+    ],
+)
 def test_function_scales_are_validated(scales, message):
     K = np.stack([gram_matrices(X, "rbf", 0.5)] * 2)
     with pytest.raises(ValueError, match=message):
@@ -294,9 +359,12 @@ def test_every_module_all_lists_what_the_others_import():
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
                 imported.setdefault(node.module, set()).update(a.name for a in node.names)
-            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
-                    and node.value.id.startswith("_")
-                    and (package / f"{node.value.id}.py").exists()):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id.startswith("_")
+                and (package / f"{node.value.id}.py").exists()
+            ):
                 imported.setdefault(node.value.id, set()).add(node.attr)
     for module_name, names in imported.items():
         if not module_name.startswith("_"):
@@ -310,19 +378,24 @@ def test_every_module_all_lists_what_the_others_import():
 @pytest.mark.parametrize("estimator", ["biased", "unbiased"])
 @pytest.mark.parametrize("target", ["continuous", "classes", "ties"])
 def test_permuted_weights_gathered_from_the_observed_matrix_are_the_kernel_weights(
-        estimator, target, monkeypatch):
+    estimator, target, monkeypatch
+):
     """With permutations, HSIC's weights come from a table of the observed weights between
     target levels (one gather per pair and permutation): n x n for a continuous target,
     classes x classes for labels, one row per distinct value for a target with ties. Without
     the table (large n) they are evaluated per pair."""
-    y = {"continuous": y_continuous, "classes": y_continuous > 0,
-         "ties": np.round(y_continuous, 1)}[target]
+    y = {
+        "continuous": y_continuous,
+        "classes": y_continuous > 0,
+        "ties": np.round(y_continuous, 1),
+    }[target]
     options = {"estimator": estimator, "n_permutations": 49, "random_state": 0}
     gathered = HSICShapleySelector(**options).fit(X, y)
     monkeypatch.setattr("pkex_select._statistics._DENSE_WEIGHT_BYTES", 0)
     evaluated = HSICShapleySelector(**options).fit(X, y)
     scale = np.abs(evaluated.null_distribution_).max()
-    np.testing.assert_allclose(gathered.null_distribution_, evaluated.null_distribution_,
-                               rtol=0, atol=1e-13 * scale)
+    np.testing.assert_allclose(
+        gathered.null_distribution_, evaluated.null_distribution_, rtol=0, atol=1e-13 * scale
+    )
     np.testing.assert_array_equal(gathered.pvalues_, evaluated.pvalues_)
     assert gathered.pvalue_ == evaluated.pvalue_

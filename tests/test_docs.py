@@ -17,10 +17,14 @@ def _api_entries():
 def test_every_public_name_has_an_api_page():
     entries = _api_entries()
     missing = [name for name in pkex_select.__all__ if name not in entries]
-    missing += [f"plotting.{name}" for name in plotting.__all__
-                if f"plotting.{name}" not in entries]
-    missing += [f"kernels.{name}" for name in kernels.__all__
-                if callable(getattr(kernels, name)) and f"kernels.{name}" not in entries]
+    missing += [
+        f"plotting.{name}" for name in plotting.__all__ if f"plotting.{name}" not in entries
+    ]
+    missing += [
+        f"kernels.{name}"
+        for name in kernels.__all__
+        if callable(getattr(kernels, name)) and f"kernels.{name}" not in entries
+    ]
     assert not missing, f"add to docs/api.rst: {missing}"
 
 

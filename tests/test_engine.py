@@ -30,9 +30,7 @@ def efficiency_gap(Z, weights):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("n_features", [1, 2, 3, 4, 7, 12])
-@pytest.mark.parametrize(
-    "kind", ["kernel", "signed", "zeros", "ones", "large", "mixed_degenerate"]
-)
+@pytest.mark.parametrize("kind", ["kernel", "signed", "zeros", "ones", "large", "mixed_degenerate"])
 def test_matches_enumeration(backend, n_features, kind):
     rng = np.random.default_rng(n_features)
     n_pairs = 40

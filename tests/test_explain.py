@@ -34,8 +34,9 @@ y_reg = np.sin(X[:, 0]) + 0.3 * X[:, 1] * X[:, 2] + 0.1 * rng.normal(size=80)
 y_bin = (X[:, 0] + 0.5 * X[:, 1] > 0.5).astype(int)
 y_multi = np.digitize(X[:, 0], [-0.5, 0.5])
 X_test = rng.normal(size=(6, N_FEATURES)) * [1, 2, 0.5, 1, 3] + [0, 1, -2, 0, 5]
-ALL_MASKS = np.array([[(m >> j) & 1 for j in range(N_FEATURES)] for m in range(2**N_FEATURES)],
-                     dtype=bool)
+ALL_MASKS = np.array(
+    [[(m >> j) & 1 for j in range(N_FEATURES)] for m in range(2**N_FEATURES)], dtype=bool
+)
 
 MODELS = {
     "svc": (lambda: SVC(gamma=0.2), y_bin),
@@ -46,20 +47,37 @@ MODELS = {
     "one_class": (lambda: OneClassSVM(gamma=0.1), None),
     "krr_rbf": (lambda: KernelRidge(kernel="rbf", gamma=0.1, alpha=0.1), y_reg),
     "krr_laplacian": (lambda: KernelRidge(kernel="laplacian", alpha=0.1), y_reg),
-    "krr_multi": (lambda: KernelRidge(kernel="rbf", kernel_params={"gamma": 0.2}),
-                  np.column_stack([y_reg, y_bin])),
-    "gpr": (lambda: GaussianProcessRegressor(ConstantKernel() * RBF(np.ones(N_FEATURES)) +
-                                             WhiteKernel(), random_state=0), y_reg),
-    "gpr_normalized": (lambda: GaussianProcessRegressor(RBF(2.0) * ConstantKernel(2.0),
-                                                        normalize_y=True, alpha=1e-2), y_reg),
-    "gpr_sum_of_rbfs": (lambda: GaussianProcessRegressor(
-        ConstantKernel(0.5) + RBF(1.0, "fixed") * RBF(3.0, "fixed") + RBF(0.5, "fixed"),
-        optimizer=None, alpha=0.1), y_reg),
+    "krr_multi": (
+        lambda: KernelRidge(kernel="rbf", kernel_params={"gamma": 0.2}),
+        np.column_stack([y_reg, y_bin]),
+    ),
+    "gpr": (
+        lambda: GaussianProcessRegressor(
+            ConstantKernel() * RBF(np.ones(N_FEATURES)) + WhiteKernel(), random_state=0
+        ),
+        y_reg,
+    ),
+    "gpr_normalized": (
+        lambda: GaussianProcessRegressor(
+            RBF(2.0) * ConstantKernel(2.0), normalize_y=True, alpha=1e-2
+        ),
+        y_reg,
+    ),
+    "gpr_sum_of_rbfs": (
+        lambda: GaussianProcessRegressor(
+            ConstantKernel(0.5) + RBF(1.0, "fixed") * RBF(3.0, "fixed") + RBF(0.5, "fixed"),
+            optimizer=None,
+            alpha=0.1,
+        ),
+        y_reg,
+    ),
     "gpr_default_kernel": (lambda: GaussianProcessRegressor(alpha=0.1), y_reg),
     "gpc": (lambda: GaussianProcessClassifier(ConstantKernel() * RBF(), random_state=0), y_bin),
     "pipeline_standard": (lambda: make_pipeline(StandardScaler(), SVR()), y_reg),
-    "pipeline_many": (lambda: make_pipeline(MinMaxScaler(), RobustScaler(), MaxAbsScaler(),
-                                            SVC(gamma=0.5)), y_bin),
+    "pipeline_many": (
+        lambda: make_pipeline(MinMaxScaler(), RobustScaler(), MaxAbsScaler(), SVC(gamma=0.5)),
+        y_bin,
+    ),
 }
 
 
@@ -77,8 +95,9 @@ def test_exact_against_enumeration_and_model_output(name):
     values = explanation.values
     assert values.shape[:2] == (len(X_test), N_FEATURES)
     # Efficiency: the values add up to the model's own output.
-    np.testing.assert_allclose(values.sum(axis=1) + explanation.base_values, output,
-                               rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(
+        values.sum(axis=1) + explanation.base_values, output, rtol=1e-10, atol=1e-10
+    )
     # Exactness: the same values as 2^d enumeration of the removal game.
     game = explainer.coalition_value(X_test, ALL_MASKS)
     np.testing.assert_allclose(game[:, -1], output, rtol=1e-10, atol=1e-10)
@@ -89,8 +108,7 @@ def test_exact_against_enumeration_and_model_output(name):
     for i in range(len(X_test)):
         for o in range(flat_game.shape[2]):
             expected = shapley_from_coalition_values(flat_game[i, :, o], N_FEATURES)
-            np.testing.assert_allclose(flat_values[i, :, o], expected, rtol=0,
-                                       atol=1e-12 * scale)
+            np.testing.assert_allclose(flat_values[i, :, o], expected, rtol=0, atol=1e-12 * scale)
 
 
 def test_multiclass_has_one_output_per_class_pair():
@@ -108,8 +126,11 @@ def test_pipeline_values_are_for_raw_columns_and_frames_keep_names():
     assert explainer.feature_names_ == list(frame.columns)
     explanation = explainer.explain(frame.iloc[:4])
     np.testing.assert_array_equal(explanation.data, X[:4])
-    np.testing.assert_allclose(explanation.values.sum(1) + explanation.base_values,
-                               model.predict(frame.iloc[:4]), rtol=1e-10)
+    np.testing.assert_allclose(
+        explanation.values.sum(1) + explanation.base_values,
+        model.predict(frame.iloc[:4]),
+        rtol=1e-10,
+    )
     table = explanation.to_frame()
     assert list(table.columns) == list(frame.columns) and len(table) == 4
     with pytest.raises(ValueError, match="columns"):
@@ -147,8 +168,9 @@ def test_to_shap_hands_over_centred_values_by_default():
     # Both add up to the model output; the centred base value is the mean output.
     output = model.predict(X_test)
     for converted in (exact, centred):
-        np.testing.assert_allclose(converted.values.sum(axis=1) + converted.base_values,
-                                   output, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(
+            converted.values.sum(axis=1) + converted.base_values, output, rtol=1e-10, atol=1e-12
+        )
     np.testing.assert_allclose(centred.base_values, output.mean(), rtol=1e-12)
     with pytest.raises(ValueError, match="one row leaves only zeros"):
         explanation[0].to_shap()
@@ -173,8 +195,9 @@ def test_explanation_indexing_by_rows_and_features():
     with pytest.raises(IndexError):
         explanation[1, 2, 3]
     pairwise = ProductKernelExplainer(fitted("svr")).explain(X_test, index="SII", max_order=2)
-    np.testing.assert_array_equal(pairwise[:2, [0, 3]].values,
-                                  pairwise.values[:2][:, [0, 3]][:, :, [0, 3]])
+    np.testing.assert_array_equal(
+        pairwise[:2, [0, 3]].values, pairwise.values[:2][:, [0, 3]][:, :, [0, 3]]
+    )
 
 
 def test_explanation_reprs_are_short():
@@ -193,8 +216,11 @@ def test_refitting_the_model_is_detected():
     explainer = ProductKernelExplainer(model)
     explainer.explain(X_test)
     model.fit(X[:, :3], y_reg)
-    for call in (explainer.explain, explainer.model_output,
-                 lambda X: explainer.coalition_value(X, [[0]])):
+    for call in (
+        explainer.explain,
+        explainer.model_output,
+        lambda X: explainer.coalition_value(X, [[0]]),
+    ):
         with pytest.raises(ValueError, match="fitted again after this explainer was built"):
             call(X_test[:, :3])
 
@@ -205,8 +231,9 @@ def test_pyarrow_tables_are_explained_like_frames():
     model = SVR(gamma=0.3).fit(frame, y_reg)
     explainer = ProductKernelExplainer(model)
     table = pa.Table.from_pandas(frame.iloc[:4])
-    np.testing.assert_array_equal(explainer.explain(table).values,
-                                  explainer.explain(frame.iloc[:4]).values)
+    np.testing.assert_array_equal(
+        explainer.explain(table).values, explainer.explain(frame.iloc[:4]).values
+    )
     np.testing.assert_allclose(explainer.model_output(table), model.predict(frame.iloc[:4]))
 
 

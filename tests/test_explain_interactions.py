@@ -42,8 +42,9 @@ def test_explanations_match_enumeration_of_the_model_game(data, value_function, 
     order = 1 if index == "SV" else 2
     explanation = explainer.explain(X[:3], index=index, max_order=order)
     expected = _enumerated(explainer, X[:3], index)
-    np.testing.assert_allclose(explanation.values, expected, rtol=0,
-                               atol=1e-10 * np.abs(expected).max())
+    np.testing.assert_allclose(
+        explanation.values, expected, rtol=0, atol=1e-10 * np.abs(expected).max()
+    )
     assert explanation.index == index and explanation.max_order == order
 
 
@@ -51,8 +52,7 @@ def test_observational_game_replaces_removed_factors_by_background_means(data):
     X, y = data
     model = SVR(gamma=0.4).fit(X, y)
     background = X[:40]
-    explainer = ProductKernelExplainer(model, value_function="observational",
-                                       background=background)
+    explainer = ProductKernelExplainer(model, value_function="observational", background=background)
     points, weights = model.support_vectors_, model.dual_coef_[0]
     means = factor_tensor(background, points, "rbf", np.full(5, 0.4)).mean(axis=0)
     x = X[7]
@@ -61,29 +61,36 @@ def test_observational_game_replaces_removed_factors_by_background_means(data):
     by_hand = weights @ np.prod(np.where(mask, own, means), axis=1) + model.intercept_[0]
     assert explainer.coalition_value(x[None], mask[None])[0, 0] == pytest.approx(by_hand)
     explanation = explainer.explain(X[:5])
-    np.testing.assert_allclose(explanation.base_values,
-                               weights @ np.prod(means, axis=1) + model.intercept_[0])
-    np.testing.assert_allclose(explanation.values.sum(axis=1) + explanation.base_values,
-                               model.predict(X[:5]), atol=1e-12)
+    np.testing.assert_allclose(
+        explanation.base_values, weights @ np.prod(means, axis=1) + model.intercept_[0]
+    )
+    np.testing.assert_allclose(
+        explanation.values.sum(axis=1) + explanation.base_values, model.predict(X[:5]), atol=1e-12
+    )
 
 
 def test_observational_background_defaults_to_the_models_points(data):
     X, y = data
     model = GaussianProcessRegressor(ConstantKernel() * RBF(np.ones(5))).fit(X[:60], y[:60])
     default = ProductKernelExplainer(model, value_function="observational").explain(X[:3])
-    training = ProductKernelExplainer(model, value_function="observational",
-                                      background=X[:60]).explain(X[:3])
+    training = ProductKernelExplainer(
+        model, value_function="observational", background=X[:60]
+    ).explain(X[:3])
     np.testing.assert_allclose(default.values, training.values, atol=1e-12)
 
 
 def test_background_goes_through_the_pipeline(data):
     X, y = data
     pipeline = make_pipeline(StandardScaler(), SVR()).fit(X * 10 + 3, y)
-    explainer = ProductKernelExplainer(pipeline, value_function="observational",
-                                       background=X * 10 + 3)
+    explainer = ProductKernelExplainer(
+        pipeline, value_function="observational", background=X * 10 + 3
+    )
     explanation = explainer.explain(X[:4] * 10 + 3)
-    np.testing.assert_allclose(explanation.values.sum(axis=1) + explanation.base_values,
-                               pipeline.predict(X[:4] * 10 + 3), atol=1e-12)
+    np.testing.assert_allclose(
+        explanation.values.sum(axis=1) + explanation.base_values,
+        pipeline.predict(X[:4] * 10 + 3),
+        atol=1e-12,
+    )
 
 
 def test_multiclass_interactions_have_an_outputs_axis(data):
@@ -93,14 +100,16 @@ def test_multiclass_interactions_have_an_outputs_axis(data):
     assert explanation.values.shape == (2, 5, 5, 3)
     # k-SII is efficient: diagonal plus upper triangle add up to the output.
     totals = np.triu(np.moveaxis(explanation.values, 3, 1)).sum(axis=(2, 3))
-    np.testing.assert_allclose(totals + explanation.base_values,
-                               ProductKernelExplainer(model).model_output(X[:2]), atol=1e-12)
+    np.testing.assert_allclose(
+        totals + explanation.base_values,
+        ProductKernelExplainer(model).model_output(X[:2]),
+        atol=1e-12,
+    )
 
 
 def test_order_two_explanations_refuse_order_one_views(data):
     X, y = data
-    explanation = ProductKernelExplainer(SVR().fit(X, y)).explain(X[:3], index="SII",
-                                                                  max_order=2)
+    explanation = ProductKernelExplainer(SVR().fit(X, y)).explain(X[:3], index="SII", max_order=2)
     with pytest.raises(ValueError, match="SII interactions"):
         explanation.to_frame()
     with pytest.raises(ValueError, match="plotting.interactions"):

@@ -26,8 +26,11 @@ def biased_hsic(K, L):
 def unbiased_hsic(K, L):
     n = len(L)
     Kt, Lt = K - np.diag(np.diag(K)), L - np.diag(np.diag(L))
-    return (np.trace(Kt @ Lt) + Kt.sum() * Lt.sum() / ((n - 1) * (n - 2))
-            - 2.0 / (n - 2) * Kt.sum(axis=0) @ Lt.sum(axis=1)) / (n * (n - 3))
+    return (
+        np.trace(Kt @ Lt)
+        + Kt.sum() * Lt.sum() / ((n - 1) * (n - 2))
+        - 2.0 / (n - 2) * Kt.sum(axis=0) @ Lt.sum(axis=1)
+    ) / (n * (n - 3))
 
 
 def enumerated_values(K, statistic):
@@ -46,8 +49,9 @@ def grams():
     return gram_matrices(X, "rbf", 0.4), gram_matrices(y[:, None], "rbf", 0.5)[0]
 
 
-@pytest.mark.parametrize("estimator, statistic", [("biased", biased_hsic),
-                                                  ("unbiased", unbiased_hsic)])
+@pytest.mark.parametrize(
+    "estimator, statistic", [("biased", biased_hsic), ("unbiased", unbiased_hsic)]
+)
 def test_matches_enumeration_and_adds_up_to_hsic(grams, estimator, statistic):
     K, L = grams
     expected, game = enumerated_values(K, lambda Km: statistic(Km, L))
@@ -66,8 +70,9 @@ def test_block_estimator_matches_enumeration(grams):
         return np.mean([unbiased_hsic(Km[np.ix_(m, m)], L[np.ix_(m, m)]) for m in members])
 
     expected, game = enumerated_values(K, block_statistic)
-    values = hsic_shapley_values(K, L, estimator="block", block_size=6, n_repetitions=2,
-                                 random_state=3)
+    values = hsic_shapley_values(
+        K, L, estimator="block", block_size=6, n_repetitions=2, random_state=3
+    )
     np.testing.assert_allclose(values, expected, rtol=0, atol=1e-12 * np.abs(game).max())
 
 
@@ -86,8 +91,9 @@ def test_selector_is_the_gram_matrix_function_on_standardised_data():
     y = X[:, 1] ** 2 + 0.1 * rng.normal(size=60)
     block = {"block_size": 12, "n_repetitions": 2, "random_state": 5}
     for estimator, params in [("biased", {}), ("unbiased", {}), ("block", block)]:
-        selector = HSICShapleySelector(estimator=estimator, scales=[1], value_function="baseline",
-                                       **params).fit(X, y)
+        selector = HSICShapleySelector(
+            estimator=estimator, scales=[1], value_function="baseline", **params
+        ).fit(X, y)
         Xs = (X - X.mean(0)) / X.std(0)
         ys = (y - y.mean()) / y.std()
         K = gram_matrices(Xs, "rbf", selector.gammas_)
@@ -97,8 +103,9 @@ def test_selector_is_the_gram_matrix_function_on_standardised_data():
         assert np.isclose(selector.hsic_, selector.shapley_values_.sum(), rtol=1e-12)
     # Rankings do not follow the units of the features.
     rescaled = HSICShapleySelector().fit(X * [1e3, 1e-3, 1, 1], y)
-    np.testing.assert_allclose(rescaled.shapley_values_,
-                               HSICShapleySelector().fit(X, y).shapley_values_, rtol=1e-9)
+    np.testing.assert_allclose(
+        rescaled.shapley_values_, HSICShapleySelector().fit(X, y).shapley_values_, rtol=1e-9
+    )
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -128,21 +135,24 @@ def test_finds_an_interaction_that_marginal_filters_miss(seed):
 def test_permutation_pvalues():
     X = rng.normal(size=(150, 6))
     y = X[:, 0] + 0.5 * rng.normal(size=150)
-    selector = HSICShapleySelector(n_permutations=199, random_state=0,
-                                   value_function="baseline").fit(X, y)
+    selector = HSICShapleySelector(
+        n_permutations=199, random_state=0, value_function="baseline"
+    ).fit(X, y)
     assert selector.pvalues_.shape == (6,)
     assert selector.pvalues_[0] == 1 / 200 and selector.pvalue_ == 1 / 200
     assert np.all(selector.pvalues_[1:] > 0.01)
     # Each permutation is the statistic of the permuted target: check one by refitting.
     orders = np.random.RandomState(0).permutation(150)
     refit = HSICShapleySelector(value_function="baseline").fit(X, y[orders])
-    reference = HSICShapleySelector(n_permutations=1, random_state=0,
-                                    value_function="baseline").fit(X, y)
+    reference = HSICShapleySelector(
+        n_permutations=1, random_state=0, value_function="baseline"
+    ).fit(X, y)
     permuted_exceeds = refit.shapley_values_ >= reference.shapley_values_
     np.testing.assert_array_equal(reference.pvalues_, np.where(permuted_exceeds, 1.0, 0.5))
     # The null distribution is kept: the values of every permutation, and what p counts.
-    np.testing.assert_allclose(reference.null_distribution_[0], refit.shapley_values_,
-                               rtol=1e-12, atol=1e-17)
+    np.testing.assert_allclose(
+        reference.null_distribution_[0], refit.shapley_values_, rtol=1e-12, atol=1e-17
+    )
     assert selector.null_distribution_.shape == (199, 6)
     counts = np.sum(selector.null_distribution_ >= selector.shapley_values_, axis=0)
     np.testing.assert_array_equal(selector.pvalues_, (1 + counts) / 200)
@@ -193,8 +203,9 @@ def test_dask_backend():
     X = rng.normal(size=(200, 4))
     y = X[:, 1] ** 2
     expected = HSICShapleySelector().fit(X, y).shapley_values_
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                                  dashboard_address=None) as cluster:
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+    ) as cluster:
         with distributed.Client(cluster), parallel_config(backend="dask"):
             values = HSICShapleySelector(n_jobs=2).fit(X, y).shapley_values_
     np.testing.assert_allclose(values, expected, rtol=1e-12)
@@ -233,8 +244,12 @@ def test_categorical_columns_use_the_delta_kernel():
         (np.array([[np.nan, 1.0], [1.0, 2.0], [0.0, 1.0]]), [0, 1, 0], ValueError, "NaN"),
         (np.ones((1, 3)), [1.0], ValueError, "minimum of 2"),
         (rng.normal(size=(10, 2)), np.ones(10), ValueError, "constant"),
-        (np.array([["a", "1"], ["b", "2"], ["c", "3"]], dtype=object), [0, 1, 0], ValueError,
-         "categorical_features"),
+        (
+            np.array([["a", "1"], ["b", "2"], ["c", "3"]], dtype=object),
+            [0, 1, 0],
+            ValueError,
+            "categorical_features",
+        ),
         (scipy.sparse.csr_matrix(np.eye(5)), np.arange(5), TypeError, "(?i)sparse"),
         (rng.normal(size=(3, 2)), [0.0, 1.0, 2.0], ValueError, "at least 4 samples"),
     ],
@@ -257,11 +272,13 @@ def test_bad_gram_matrices(grams):
         hsic_shapley_values(K, L, estimator="linear")
 
 
-@parametrize_with_checks([
-    HSICShapleySelector(),
-    HSICShapleySelector(estimator="unbiased", n_permutations=3, random_state=0),
-    HSICShapleySelector(estimator="block", block_size=4, random_state=0),
-])
+@parametrize_with_checks(
+    [
+        HSICShapleySelector(),
+        HSICShapleySelector(estimator="unbiased", n_permutations=3, random_state=0),
+        HSICShapleySelector(estimator="block", block_size=4, random_state=0),
+    ]
+)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
@@ -281,9 +298,12 @@ def test_memory_caches_the_ranking_across_selection_parameters(tmp_path):
     plain = HSICShapleySelector(n_permutations=19, random_state=0).fit(X, y)
     for memory in (str(tmp_path / "a"), Memory(tmp_path / "b", verbose=0)):
         folder = tmp_path / ("a" if isinstance(memory, str) else "b")
-        fits = [HSICShapleySelector(k, threshold=t, n_permutations=19, random_state=0,
-                                    memory=memory, n_jobs=j).fit(X, y)
-                for k, t, j in [(2, None, None), (4, None, 2), (1, 0.0, None)]]
+        fits = [
+            HSICShapleySelector(
+                k, threshold=t, n_permutations=19, random_state=0, memory=memory, n_jobs=j
+            ).fit(X, y)
+            for k, t, j in [(2, None, None), (4, None, 2), (1, 0.0, None)]
+        ]
         assert len(_cached_attributions(folder)) == 1  # one ranking for three selections
         for fitted in fits:
             np.testing.assert_array_equal(fitted.shapley_values_, plain.shapley_values_)

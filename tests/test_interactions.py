@@ -39,8 +39,9 @@ def test_every_index_matches_enumeration(index, n_features, with_baseline):
         baseline = rng.uniform(-1, 1, Z.shape)
         baseline[4] = 0.0  # zero baselines with zero factors: f = 0 at every node
         Z[4] = 0.0
-    got = interaction_values(Z, weights, index=index, max_order=ORDER[index],
-                             removed_factors=baseline)
+    got = interaction_values(
+        Z, weights, index=index, max_order=ORDER[index], removed_factors=baseline
+    )
     expected = _reference(Z, baseline, weights, index)
     scale = np.abs(expected).max()
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12 * scale)
@@ -48,8 +49,11 @@ def test_every_index_matches_enumeration(index, n_features, with_baseline):
 
 @settings(max_examples=40, deadline=None)
 @given(
-    arrays(np.float64, st.tuples(st.integers(1, 6), st.integers(2, 8)),
-           elements=st.floats(-2, 2, allow_subnormal=False)),
+    arrays(
+        np.float64,
+        st.tuples(st.integers(1, 6), st.integers(2, 8)),
+        elements=st.floats(-2, 2, allow_subnormal=False),
+    ),
     st.sampled_from(["SII", "BII", "STII", "k-SII", "Moebius"]),
     st.booleans(),
 )
@@ -66,8 +70,13 @@ def test_property_pairwise_indices_match_enumeration(Z, index, with_baseline):
     # features, where the engine's BII diagonal equals the exact rational value and the
     # enumeration's is off by 1e-8 relative).
     largest = max(1.0, np.abs(Z).max(), 0.0 if baseline is None else np.abs(baseline).max())
-    reference_error = (2.0 ** Z.shape[1] * Z.shape[1] * np.finfo(float).eps
-                       * np.abs(weights).sum() * largest ** Z.shape[1])
+    reference_error = (
+        2.0 ** Z.shape[1]
+        * Z.shape[1]
+        * np.finfo(float).eps
+        * np.abs(weights).sum()
+        * largest ** Z.shape[1]
+    )
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-10 * scale + reference_error)
 
 
@@ -108,8 +117,11 @@ def test_shapes_outputs_points_and_chunks():
             single = interaction_values(Z[k], weights[k, :, o], index="SII")
             np.testing.assert_allclose(values[k, :, :, o], single, rtol=1e-13, atol=1e-15)
     # The diagonal of SII is the Shapley values.
-    np.testing.assert_allclose(np.diagonal(values, axis1=1, axis2=2),
-                               np.swapaxes(shapley_values(Z, weights), 1, 2), atol=1e-14)
+    np.testing.assert_allclose(
+        np.diagonal(values, axis1=1, axis2=2),
+        np.swapaxes(shapley_values(Z, weights), 1, 2),
+        atol=1e-14,
+    )
     assert interaction_values(Z[0], weights[0, :, 0], index="BV", max_order=1).shape == (5,)
 
 
@@ -118,16 +130,21 @@ def test_baseline_game_matches_enumeration_through_every_entry_point():
     Z, baseline = rng.uniform(0, 1, (50, 8)), rng.uniform(0.2, 1, (50, 8))
     weights = rng.normal(size=50)
     expected = _reference(Z, baseline, weights, "SV")
-    np.testing.assert_allclose(shapley_values(Z, weights, removed_factors=baseline), expected,
-                               atol=1e-14)
-    np.testing.assert_allclose(weights @ pair_contributions(Z, removed_factors=baseline), expected,
-                               atol=1e-14)
     np.testing.assert_allclose(
-        shapley_values(Z, weights, removed_factors=baseline, backend="numpy"), expected, atol=1e-14)
+        shapley_values(Z, weights, removed_factors=baseline), expected, atol=1e-14
+    )
+    np.testing.assert_allclose(
+        weights @ pair_contributions(Z, removed_factors=baseline), expected, atol=1e-14
+    )
+    np.testing.assert_allclose(
+        shapley_values(Z, weights, removed_factors=baseline, backend="numpy"), expected, atol=1e-14
+    )
     # A baseline broadcast along the pairs equals the full array.
     row = baseline[0]
-    np.testing.assert_allclose(shapley_values(Z, weights, removed_factors=row),
-                               shapley_values(Z, weights, removed_factors=np.tile(row, (50, 1))))
+    np.testing.assert_allclose(
+        shapley_values(Z, weights, removed_factors=row),
+        shapley_values(Z, weights, removed_factors=np.tile(row, (50, 1))),
+    )
 
 
 def test_invalid_arguments_are_explained():
@@ -156,8 +173,7 @@ def test_every_index_matches_shapiq_exact_computer(index):
 
     def game(coalitions):
         coalitions = np.asarray(coalitions, dtype=bool)
-        return np.array([weights @ np.prod(np.where(c, Z, baseline), axis=1)
-                         for c in coalitions])
+        return np.array([weights @ np.prod(np.where(c, Z, baseline), axis=1) for c in coalitions])
 
     theirs = shapiq.ExactComputer(n_players=n_features, game=game)(index=index, order=2)
     ours = interaction_values(Z, weights, index=index, removed_factors=baseline)

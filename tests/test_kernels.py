@@ -68,8 +68,9 @@ def test_gamma_from_bandwidth_round_trips():
         gamma = gamma_from_bandwidth(kernel, s)
         value = kernel_factor(x, 0.0, kernel, gamma)
         assert np.all((value > 0) & (value < 1))
-    np.testing.assert_allclose(kernel_factor(1.0, 0.0, "rbf", gamma_from_bandwidth("rbf", 1.0)),
-                               np.exp(-0.5))
+    np.testing.assert_allclose(
+        kernel_factor(1.0, 0.0, "rbf", gamma_from_bandwidth("rbf", 1.0)), np.exp(-0.5)
+    )
 
 
 @pytest.mark.parametrize(

@@ -24,8 +24,11 @@ def mmd2(K, y, estimator):
             total += Kpp.mean() + Kqq.mean() - 2 * Kpq.mean()
         else:
             n_p, n_q = P.sum(), Q.sum()
-            total += ((Kpp.sum() - np.trace(Kpp)) / (n_p * (n_p - 1))
-                      + (Kqq.sum() - np.trace(Kqq)) / (n_q * (n_q - 1)) - 2 * Kpq.mean())
+            total += (
+                (Kpp.sum() - np.trace(Kpp)) / (n_p * (n_p - 1))
+                + (Kqq.sum() - np.trace(Kqq)) / (n_q * (n_q - 1))
+                - 2 * Kpq.mean()
+            )
     return total
 
 
@@ -36,11 +39,18 @@ def test_matches_enumeration_and_adds_up_to_mmd(estimator, labels):
     X = rng.normal(size=(len(y), 5)) + (y == y[0])[:, None] * [0.8, 0, 0, 0.3, 0]
     K = gram_matrices(X, "rbf", 0.3)
     d = K.shape[0]
-    game = np.array([
-        mmd2(np.prod(K[[j for j in range(d) if m >> j & 1]], axis=0) if m else np.ones(K.shape[1:]),
-             y, estimator)
-        for m in range(2**d)
-    ])
+    game = np.array(
+        [
+            mmd2(
+                np.prod(K[[j for j in range(d) if m >> j & 1]], axis=0)
+                if m
+                else np.ones(K.shape[1:]),
+                y,
+                estimator,
+            )
+            for m in range(2**d)
+        ]
+    )
     expected = shapley_from_coalition_values(game, d)
     values = mmd_shapley_values(K, y, estimator=estimator)
     scale = np.abs(game).max()
@@ -54,16 +64,18 @@ def test_attributor_matches_the_gram_function_and_the_convenience():
     y = np.repeat(["ref", "new"], 30)
     Xs = (X - X.mean(0)) / X.std(0)
     for estimator in ["biased", "unbiased"]:
-        attributor = MMDShapleyAttributor(estimator=estimator, scales=[1],
-                                          value_function="baseline").fit(X, y)
-        expected = mmd_shapley_values(gram_matrices(Xs, "rbf", attributor.gammas_), y,
-                                      estimator=estimator)
-        np.testing.assert_allclose(attributor.shapley_values_, expected, rtol=1e-11,
-                                   atol=1e-16)
+        attributor = MMDShapleyAttributor(
+            estimator=estimator, scales=[1], value_function="baseline"
+        ).fit(X, y)
+        expected = mmd_shapley_values(
+            gram_matrices(Xs, "rbf", attributor.gammas_), y, estimator=estimator
+        )
+        np.testing.assert_allclose(attributor.shapley_values_, expected, rtol=1e-11, atol=1e-16)
         assert np.isclose(attributor.mmd_, expected.sum())
     assert list(attributor.classes_) == ["new", "ref"]
-    shifted = attribute_shift(X[:30], X[30:], estimator="unbiased", scales=[1],
-                              value_function="baseline")
+    shifted = attribute_shift(
+        X[:30], X[30:], estimator="unbiased", scales=[1], value_function="baseline"
+    )
     np.testing.assert_allclose(shifted.shapley_values_, attributor.shapley_values_, rtol=1e-12)
 
 
@@ -73,8 +85,9 @@ def test_finds_a_mean_shift_and_a_variance_change_and_spares_null_features():
     current = rng.normal(size=(n, 10))
     current[:, 2] += 0.6  # mean shift
     current[:, 7] *= 1.8  # variance change, same mean
-    attributor = attribute_shift(reference, current, n_features_to_select=2,
-                                 n_permutations=299, random_state=0)
+    attributor = attribute_shift(
+        reference, current, n_features_to_select=2, n_permutations=299, random_state=0
+    )
     assert set(attributor.get_support(indices=True)) == {2, 7}
     assert attributor.pvalue_ < 0.01
     assert attributor.pvalues_[2] < 0.01 and attributor.pvalues_[7] < 0.01
@@ -148,10 +161,12 @@ def test_bad_convenience_input():
         attribute_shift(pd.DataFrame({"a": [1.0, 2.0]}), pd.DataFrame({"b": [1.0, 2.0]}))
 
 
-@parametrize_with_checks([
-    MMDShapleyAttributor(),
-    MMDShapleyAttributor(estimator="unbiased", n_permutations=3, random_state=0),
-])
+@parametrize_with_checks(
+    [
+        MMDShapleyAttributor(),
+        MMDShapleyAttributor(estimator="unbiased", n_permutations=3, random_state=0),
+    ]
+)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 

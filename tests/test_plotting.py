@@ -38,8 +38,9 @@ def xor_selector():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(200, 5))
     y = np.sign(X[:, 0] * X[:, 1])
-    return HSICShapleySelector(n_features_to_select=2, interactions="SII", alpha=0.05,
-                               random_state=0).fit(X, y)
+    return HSICShapleySelector(
+        n_features_to_select=2, interactions="SII", alpha=0.05, random_state=0
+    ).fit(X, y)
 
 
 def test_fitted_selectors_are_drawn_by_every_plot(xor_selector):
@@ -81,8 +82,9 @@ def test_waterfall_labels_every_bar_and_keeps_the_ends_off_the_frame(explanation
     ax = plotting.waterfall(explanation, row=2)
     assert len(ax.texts) == len(ax.patches) == 4
     left, right = ax.get_xlim()
-    ends = [edge for patch in ax.patches for edge in (patch.get_x(), patch.get_x() +
-                                                      patch.get_width())]
+    ends = [
+        edge for patch in ax.patches for edge in (patch.get_x(), patch.get_x() + patch.get_width())
+    ]
     assert left < min(ends) and max(ends) < right
     matplotlib.pyplot.close("all")
 

@@ -52,8 +52,9 @@ def test_corrections_match_their_definitions(seed):
     p = permutation_pvalues(values)
     np.testing.assert_allclose(holm_pvalues(p), holm_by_definition(p))
     family = np.ones(7, dtype=bool)
-    np.testing.assert_allclose(adjusted_pvalues(values, "fdr_bh", family),
-                               false_discovery_control(p, method="bh"))
+    np.testing.assert_allclose(
+        adjusted_pvalues(values, "fdr_bh", family), false_discovery_control(p, method="bh")
+    )
     # maxT is never below the raw p-value, and its first step is the global maxT test.
     adjusted = maxt_pvalues(values)
     assert np.all(adjusted >= p - 1e-15)
@@ -76,19 +77,22 @@ def test_alpha_selects_by_adjusted_pvalue():
     attributor = MMDShapleyAttributor(n_permutations=199, alpha=0.05, random_state=0).fit(X, y)
     assert list(attributor.get_support(indices=True)) == [4]
     assert attributor.adjusted_pvalues_[4] <= 0.05
-    np.testing.assert_array_equal(attributor.get_support(),
-                                  attributor.adjusted_pvalues_ <= 0.05)
-    holm = MMDShapleyAttributor(n_permutations=999, alpha=0.05, correction="holm",
-                                random_state=0).fit(X, y)
+    np.testing.assert_array_equal(attributor.get_support(), attributor.adjusted_pvalues_ <= 0.05)
+    holm = MMDShapleyAttributor(
+        n_permutations=999, alpha=0.05, correction="holm", random_state=0
+    ).fit(X, y)
     assert np.all(holm.adjusted_pvalues_ >= holm.pvalues_)
 
 
-@pytest.mark.parametrize("params, message", [
-    ({"alpha": 0.05, "n_permutations": 0}, "leave n_permutations at None"),
-    ({"alpha": 0.05, "n_permutations": 9, "threshold": 0.0}, "either threshold or alpha"),
-    ({"alpha": 1.5, "n_permutations": 9}, "alpha"),
-    ({"correction": "bonferroni", "n_permutations": 9}, "correction"),
-])
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"alpha": 0.05, "n_permutations": 0}, "leave n_permutations at None"),
+        ({"alpha": 0.05, "n_permutations": 9, "threshold": 0.0}, "either threshold or alpha"),
+        ({"alpha": 1.5, "n_permutations": 9}, "alpha"),
+        ({"correction": "bonferroni", "n_permutations": 9}, "correction"),
+    ],
+)
 def test_alpha_needs_permutations(params, message):
     with pytest.raises(ValueError, match=message):
         HSICShapleySelector(**params).fit(rng.normal(size=(40, 3)), rng.normal(size=40))
@@ -113,8 +117,9 @@ def test_too_few_permutations_for_the_correction_warn_with_the_count_needed():
     X = rng.normal(size=(60, 20))
     y = X[:, 0] + 0.3 * rng.normal(size=60)
     with pytest.warns(UserWarning, match="Use n_permutations=799 or more"):
-        fitted = HSICShapleySelector(alpha=0.05, correction="holm", n_permutations=199,
-                                     random_state=0).fit(X, y)
+        fitted = HSICShapleySelector(
+            alpha=0.05, correction="holm", n_permutations=199, random_state=0
+        ).fit(X, y)
     assert fitted.adjusted_pvalues_.min() >= 20 / 200  # the warning's reason
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -137,7 +142,8 @@ def test_family_wise_error_under_the_null():
         data = np.random.default_rng(seed)
         X = data.normal(size=(60, 10))
         attributor = MMDShapleyAttributor(n_permutations=99, random_state=seed).fit(
-            X, np.repeat([0, 1], 30))
+            X, np.repeat([0, 1], 30)
+        )
         flagged_raw += np.any(attributor.pvalues_ <= 0.05)
         flagged_maxt += np.any(attributor.adjusted_pvalues_ <= 0.05)
     assert flagged_raw >= 12  # the correction has something to correct
@@ -181,15 +187,19 @@ def test_selector_tests_each_feature_at_its_best_scale():
     X = rng.normal(size=(120, 6))
     X[60:, 2] += 0.6
     y = np.repeat([0, 1], 60)
-    fitted = {scale: MMDShapleyAttributor(scales=[scale], n_permutations=49, random_state=0)
-              .fit(X, y) for scale in (1.0, np.sqrt(6))}
+    fitted = {
+        scale: MMDShapleyAttributor(scales=[scale], n_permutations=49, random_state=0).fit(X, y)
+        for scale in (1.0, np.sqrt(6))
+    }
     both = MMDShapleyAttributor(n_permutations=49, random_state=0).fit(X, y)
-    scale_values = np.stack([
-        np.vstack([f.shapley_values_, f.null_distribution_]) for f in fitted.values()])
-    weights = np.array([both.statistics_[0, k] / fitted[s].statistics_[0, 0]
-                        for k, s in enumerate(fitted)])
+    scale_values = np.stack(
+        [np.vstack([f.shapley_values_, f.null_distribution_]) for f in fitted.values()]
+    )
+    weights = np.array(
+        [both.statistics_[0, k] / fitted[s].statistics_[0, 0] for k, s in enumerate(fitted)]
+    )
     # The two-scale fit's values are the single-scale games, each normalised, summed.
-    np.testing.assert_allclose(np.tensordot(weights, scale_values, axes=1)[0],
-                               both.shapley_values_, rtol=1e-10)
-    np.testing.assert_allclose(both.pvalues_,
-                               permutation_pvalues(feature_statistics(scale_values)))
+    np.testing.assert_allclose(
+        np.tensordot(weights, scale_values, axes=1)[0], both.shapley_values_, rtol=1e-10
+    )
+    np.testing.assert_allclose(both.pvalues_, permutation_pvalues(feature_statistics(scale_values)))

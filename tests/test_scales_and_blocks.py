@@ -87,21 +87,36 @@ def test_block_mmd_matches_enumeration_of_its_statistic():
     y = np.repeat(["p", "q"], 15)
     K = gram_matrices(X, "rbf", 0.4)
     members = SampleBlocks(30, 6, 2, np.random.RandomState(4), pair_bytes=8).members
-    game = np.array([block_mmd(np.prod(K[[j for j in range(4) if m >> j & 1]], axis=0)
-                               if m else np.ones((30, 30)), y, members) for m in range(16)])
+    game = np.array(
+        [
+            block_mmd(
+                np.prod(K[[j for j in range(4) if m >> j & 1]], axis=0) if m else np.ones((30, 30)),
+                y,
+                members,
+            )
+            for m in range(16)
+        ]
+    )
     expected = shapley_from_coalition_values(game, 4)
-    values = mmd_shapley_values(K, y, estimator="block", block_size=6, n_repetitions=2,
-                                random_state=4)
+    values = mmd_shapley_values(
+        K, y, estimator="block", block_size=6, n_repetitions=2, random_state=4
+    )
     np.testing.assert_allclose(values, expected, rtol=0, atol=1e-12 * np.abs(game).max())
     # The attributor on the same data and seed attributes the same statistic.
-    attributor = MMDShapleyAttributor(estimator="block", block_size=6, n_repetitions=2,
-                                      value_function="baseline",
-                                      random_state=4, scales=[1]).fit(X, y)
+    attributor = MMDShapleyAttributor(
+        estimator="block",
+        block_size=6,
+        n_repetitions=2,
+        value_function="baseline",
+        random_state=4,
+        scales=[1],
+    ).fit(X, y)
     Ks = gram_matrices(standardised(X), "rbf", attributor.gammas_)
     np.testing.assert_allclose(
         attributor.shapley_values_,
-        mmd_shapley_values(Ks, y, estimator="block", block_size=6, n_repetitions=2,
-                           random_state=4), rtol=1e-11)
+        mmd_shapley_values(Ks, y, estimator="block", block_size=6, n_repetitions=2, random_state=4),
+        rtol=1e-11,
+    )
 
 
 def test_block_mmd_is_unbiased_for_the_unbiased_statistic():
@@ -110,9 +125,14 @@ def test_block_mmd_is_unbiased_for_the_unbiased_statistic():
     y = np.repeat([0, 1], 30)
     K = gram_matrices(X, "rbf", 0.5)
     exact = mmd_shapley_values(K, y, estimator="unbiased")
-    draws = np.array([mmd_shapley_values(K, y, estimator="block", block_size=10,
-                                         n_repetitions=20, random_state=seed)
-                      for seed in range(200)])
+    draws = np.array(
+        [
+            mmd_shapley_values(
+                K, y, estimator="block", block_size=10, n_repetitions=20, random_state=seed
+            )
+            for seed in range(200)
+        ]
+    )
     # Each pair is drawn with the same probability, so the mean is the exact value: over
     # 200 draws it stays within 4 Monte-Carlo standard errors of it.
     standard_error = draws.std(axis=0, ddof=1) / np.sqrt(len(draws))
@@ -133,8 +153,9 @@ def overall_by_definition(values, statistics, scales):
     n = len(values)
     scores = []
     for column, share in zip(columns, shares):
-        ranks = np.array([np.sum(column >= column[b] - 1e-12 * abs(column[b])) / n
-                          for b in range(n)])
+        ranks = np.array(
+            [np.sum(column >= column[b] - 1e-12 * abs(column[b])) / n for b in range(n)]
+        )
         scores.append(ranks / share)
     smallest = np.min(scores, axis=0)
     return (1 + np.sum(smallest[1:] <= smallest[0])) / n
@@ -145,13 +166,13 @@ def test_overall_pvalue_by_definition(seed):
     data = np.random.default_rng(seed)
     values = data.normal(size=(100, 6)) + 0.3
     values[0, seed] += 2.5 * seed
-    statistics = np.column_stack([values.sum(1), data.normal(size=100),
-                                  data.normal(size=100)])
+    statistics = np.column_stack([values.sum(1), data.normal(size=100), data.normal(size=100)])
     statistics[0, 1] += seed  # a second statistic with a signal of its own
     for scales in ([1.0], [1.0, 2.0], [3.0, 1.0, 2.0]):
         columns = statistics[:, : len(scales)]
         assert overall_pvalue(values, columns, scales) == pytest.approx(
-            overall_by_definition(values, columns, scales))
+            overall_by_definition(values, columns, scales)
+        )
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -202,14 +223,16 @@ def test_tests_compare_the_statistic_not_the_rounded_sum_of_values():
     # (benchmarks/power). statistics_ is the statistic itself, in every order.
     X = rng.normal(size=(30, 3))
     y = np.repeat([0, 1], 15)
-    attributor = MMDShapleyAttributor(scales=[1], n_permutations=20, random_state=0,
-                                      value_function="baseline").fit(X, y)
+    attributor = MMDShapleyAttributor(
+        scales=[1], n_permutations=20, random_state=0, value_function="baseline"
+    ).fit(X, y)
     K = np.prod(gram_matrices(standardised(X), "rbf", attributor.gammas_), axis=0)
     c = np.where(y == 0, 1 / 15, -1 / 15)
     off_diagonal = c @ K @ c - c @ c  # MMD^2 without the diagonal pairs
     assert attributor.statistics_[0, 0] == pytest.approx(off_diagonal, rel=1e-12)
-    sums = np.concatenate([[attributor.shapley_values_.sum()],
-                           attributor.null_distribution_.sum(axis=1)])
+    sums = np.concatenate(
+        [[attributor.shapley_values_.sum()], attributor.null_distribution_.sum(axis=1)]
+    )
     np.testing.assert_allclose(sums - attributor.statistics_[:, 0], c @ c, rtol=1e-10)
 
 
@@ -225,8 +248,7 @@ def test_overall_test_sees_a_shift_in_one_feature_of_twenty():
 
 
 @pytest.mark.parametrize("with_tqdm", [True, False])
-def test_verbose_shows_progress_from_the_start_with_the_time_left(with_tqdm, capsys,
-                                                                  monkeypatch):
+def test_verbose_shows_progress_from_the_start_with_the_time_left(with_tqdm, capsys, monkeypatch):
     import sys
 
     if with_tqdm:
@@ -258,10 +280,8 @@ def test_sample_blocks_are_rebuilt_per_chunk_so_memory_is_bounded():
     for r in range(7):  # each repetition is a partition: 4 disjoint blocks
         assert np.unique(members[4 * r : 4 * r + 4]).size == 20
     # Chunks straddle repetitions; rebuilt twice, they are the same blocks.
-    np.testing.assert_array_equal(np.concatenate([plan.blocks(s) for s in plan.chunks]),
-                                  members)
-    np.testing.assert_array_equal(plan.multiplicity(), np.bincount(members.ravel(),
-                                                                   minlength=23))
+    np.testing.assert_array_equal(np.concatenate([plan.blocks(s) for s in plan.chunks]), members)
+    np.testing.assert_array_equal(plan.multiplicity(), np.bincount(members.ravel(), minlength=23))
     pairs = plan.pairs(plan.chunks[1])
     assert pairs.a.size == 30 and np.all(pairs.a != pairs.b)
     # A billion repetitions cost nothing until their chunks run.
@@ -281,8 +301,11 @@ def test_auto_estimator_is_exact_below_a_few_seconds_of_work_and_block_above():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(8000, 5))  # 3.2e7 pairs x 5 features: above the budget
     y = (X[:, 0] > 0).astype(int)
-    fitted = [HSICShapleySelector(1).fit(X[:300], y[:300]), HSICShapleySelector(1).fit(X, y),
-              MMDShapleyAttributor(1).fit(X, y),
-              HSICShapleySelector(1, estimator="unbiased").fit(X[:300], y[:300])]
+    fitted = [
+        HSICShapleySelector(1).fit(X[:300], y[:300]),
+        HSICShapleySelector(1).fit(X, y),
+        MMDShapleyAttributor(1).fit(X, y),
+        HSICShapleySelector(1, estimator="unbiased").fit(X[:300], y[:300]),
+    ]
     assert [f.estimator_ for f in fitted] == ["biased", "block", "block", "unbiased"]
     assert all(f.get_support(indices=True)[0] == 0 for f in fitted)

@@ -20,8 +20,10 @@ N_FEATURES = 5
 
 
 def _masks():
-    return [np.array([(m >> j) & 1 for j in range(N_FEATURES)], dtype=bool)
-            for m in range(2**N_FEATURES)]
+    return [
+        np.array([(m >> j) & 1 for j in range(N_FEATURES)], dtype=bool)
+        for m in range(2**N_FEATURES)
+    ]
 
 
 def _hsic(estimator, L):
@@ -35,8 +37,11 @@ def _hsic(estimator, L):
 
     def unbiased(K):
         off_K = K - np.diag(np.diag(K))
-        return (np.trace(off_K @ off_L) + one @ off_K @ one * (one @ off_L @ one)
-                / ((n - 1) * (n - 2)) - 2 / (n - 2) * one @ off_K @ off_L @ one) / (n * (n - 3))
+        return (
+            np.trace(off_K @ off_L)
+            + one @ off_K @ one * (one @ off_L @ one) / ((n - 1) * (n - 2))
+            - 2 / (n - 2) * one @ off_K @ off_L @ one
+        ) / (n * (n - 3))
 
     return {"biased": biased, "unbiased": unbiased}[estimator]
 
@@ -64,8 +69,9 @@ def _cell_means(K, cells):
 
 
 def _game(statistic, K, removed):
-    return np.array([statistic(np.prod(np.where(mask[:, None, None], K, removed), axis=0))
-                     for mask in _masks()])
+    return np.array(
+        [statistic(np.prod(np.where(mask[:, None, None], K, removed), axis=0)) for mask in _masks()]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -104,8 +110,14 @@ def test_observational_mmd_matches_its_definition(data, estimator):
 def test_block_estimators_take_their_means_over_the_drawn_blocks(data):
     K, L, labels = data
     for function, target in [(hsic_shapley_values, L), (mmd_shapley_values, labels)]:
-        observational = function(K, target, estimator="block", block_size=10,
-                                 value_function="observational", random_state=0)
+        observational = function(
+            K,
+            target,
+            estimator="block",
+            block_size=10,
+            value_function="observational",
+            random_state=0,
+        )
         baseline = function(K, target, estimator="block", block_size=10, random_state=0)
         assert np.all(np.isfinite(observational))
         assert not np.allclose(observational, baseline)
@@ -116,21 +128,27 @@ def test_estimator_interactions_match_enumeration():
     X = rng.normal(size=(40, N_FEATURES))
     y = X[:, 0] * X[:, 1] + 0.2 * rng.normal(size=40)
     for value_function in ["baseline", "observational"]:
-        selector = HSICShapleySelector(scales=[1.0], interactions="k-SII",
-                                       value_function=value_function).fit(X, y)
+        selector = HSICShapleySelector(
+            scales=[1.0], interactions="k-SII", value_function=value_function
+        ).fit(X, y)
         Xs = (X - X.mean(axis=0)) / X.std(axis=0)
         K = gram_matrices(Xs, "rbf", selector.gammas_)
         ys = (y - y.mean()) / y.std()
         L = gram_matrices(ys[:, None], "rbf", selector._target(y, y).gamma)[0]
         everyone = np.arange(40)
-        removed = (_cell_means(K, [(everyone, everyone)]) if value_function == "observational"
-                   else np.ones_like(K))
+        removed = (
+            _cell_means(K, [(everyone, everyone)])
+            if value_function == "observational"
+            else np.ones_like(K)
+        )
         game = _game(_hsic("biased", L), K, removed)
         expected = interaction_reference(game, N_FEATURES, "k-SII")
-        np.testing.assert_allclose(selector.interaction_values_, expected, rtol=0,
-                                   atol=1e-10 * np.abs(expected).max())
-        np.testing.assert_allclose(np.triu(selector.interaction_values_).sum(), selector.hsic_,
-                                   rtol=1e-10)
+        np.testing.assert_allclose(
+            selector.interaction_values_, expected, rtol=0, atol=1e-10 * np.abs(expected).max()
+        )
+        np.testing.assert_allclose(
+            np.triu(selector.interaction_values_).sum(), selector.hsic_, rtol=1e-10
+        )
 
 
 @pytest.mark.parametrize("value_function, margin", [("baseline", 5), ("observational", 2)])
@@ -155,17 +173,20 @@ def test_observational_mmd_permutations_are_games_of_their_own():
     X = rng.normal(size=(60, 4))
     X[30:, 2] *= 2.0
     labels = np.repeat(["a", "b"], 30)
-    attributor = MMDShapleyAttributor(1, n_permutations=5, value_function="observational",
-                                      interactions="STII", random_state=0).fit(X, labels)
+    attributor = MMDShapleyAttributor(
+        1, n_permutations=5, value_function="observational", interactions="STII", random_state=0
+    ).fit(X, labels)
     # Each permutation's values are those of the game with the labels in that order: the
     # block means are taken again for every order.
     orders = draw_permutations(60, 5, np.random.RandomState(0))
     for k in range(1, 6):
         again = MMDShapleyAttributor(value_function="observational").fit(X, labels[orders[k]])
-        np.testing.assert_allclose(attributor.null_distribution_[k - 1],
-                                   again.shapley_values_, rtol=1e-10, atol=1e-15)
-    np.testing.assert_allclose(np.triu(attributor.interaction_values_).sum(), attributor.mmd_,
-                               rtol=1e-10)
+        np.testing.assert_allclose(
+            attributor.null_distribution_[k - 1], again.shapley_values_, rtol=1e-10, atol=1e-15
+        )
+    np.testing.assert_allclose(
+        np.triu(attributor.interaction_values_).sum(), attributor.mmd_, rtol=1e-10
+    )
     with pytest.raises(ValueError, match="value_function"):
         MMDShapleyAttributor(value_function="marginal").fit(X, labels)
     with pytest.raises(ValueError, match="interactions"):

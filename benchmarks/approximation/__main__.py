@@ -60,8 +60,7 @@ def kernel_shap(explainer, x, budget):
     estimator = shap.KernelExplainer(game, np.zeros((1, d)))
     # l1_reg=False: shap's default ("auto") keeps only some features when the budget is small,
     # which biases the estimate so that it never converges.
-    return estimator.shap_values(np.ones((1, d)), nsamples=budget, l1_reg=False,
-                                 silent=True)[0]
+    return estimator.shap_values(np.ones((1, d)), nsamples=budget, l1_reg=False, silent=True)[0]
 
 
 def permutation_sampling(explainer, x, n_permutations, rng):
@@ -96,27 +95,46 @@ def error_vs_time(points, seed):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 estimate = kernel_shap(explainer, x, budget)
-            rows.append(_error_row("KernelSHAP", budget, time.perf_counter() - start,
-                                   estimate, exact))
+            rows.append(
+                _error_row("KernelSHAP", budget, time.perf_counter() - start, estimate, exact)
+            )
         for budget in PERMUTATION_BUDGETS:
             start = time.perf_counter()
             estimate = permutation_sampling(explainer, x, budget, rng)
-            rows.append(_error_row("permutation sampling", budget * 51,
-                                   time.perf_counter() - start, estimate, exact))
+            rows.append(
+                _error_row(
+                    "permutation sampling",
+                    budget * 51,
+                    time.perf_counter() - start,
+                    estimate,
+                    exact,
+                )
+            )
     # Average over the points for each (method, budget).
-    keys = sorted({(r["method"], r["evaluations"]) for r in rows},
-                  key=lambda k: (k[0], k[1]))
+    keys = sorted({(r["method"], r["evaluations"]) for r in rows}, key=lambda k: (k[0], k[1]))
+
     def mean(field, key):
         return float(np.mean([r[field] for r in rows if (r["method"], r["evaluations"]) == key]))
 
-    return [{"method": key[0], "evaluations": key[1], "seconds": mean("seconds", key),
-             "relative_error": mean("relative_error", key)} for key in keys]
+    return [
+        {
+            "method": key[0],
+            "evaluations": key[1],
+            "seconds": mean("seconds", key),
+            "relative_error": mean("relative_error", key),
+        }
+        for key in keys
+    ]
 
 
 def _error_row(method, evaluations, seconds, estimate, exact):
     error = np.linalg.norm(estimate - exact) / np.linalg.norm(exact)
-    return {"method": method, "evaluations": evaluations, "seconds": seconds,
-            "relative_error": error}
+    return {
+        "method": method,
+        "evaluations": evaluations,
+        "seconds": seconds,
+        "relative_error": error,
+    }
 
 
 def synthetic(name, n, d, rng):
@@ -135,8 +153,11 @@ def recovery(seed, n=600, d=30, n_points=10):
 
     rng = np.random.default_rng(seed)
     rows = []
-    for name in progress(["polynomial degree 5", "polynomial degree 10",
-                          "squared exponentials"], desc="recovery", file=sys.stderr):
+    for name in progress(
+        ["polynomial degree 5", "polynomial degree 10", "squared exponentials"],
+        desc="recovery",
+        file=sys.stderr,
+    ):
         X, y, relevant = synthetic(name, n, d, rng)
         kernel = RBF(np.ones(d)) + WhiteKernel(0.1)
         with warnings.catch_warnings():
@@ -144,27 +165,44 @@ def recovery(seed, n=600, d=30, n_points=10):
             gp = GaussianProcessRegressor(kernel, normalize_y=True, random_state=seed).fit(X, y)
         points = X[rng.choice(n, n_points, replace=False)]
         background = X[rng.choice(n, 100, replace=False)]
+
         def rate(values, relevant=relevant):
             k = len(relevant)
-            return float(np.mean([len(set(relevant) & set(np.argsort(-np.abs(v))[:k])) / k
-                                  for v in values]))
+            return float(
+                np.mean([len(set(relevant) & set(np.argsort(-np.abs(v))[:k])) / k for v in values])
+            )
 
         start = time.perf_counter()
         exact = ProductKernelExplainer(gp).explain(points).values
-        rows.append({"function": name, "method": "pkex (exact)", "samples": "",
-                     "recovery": rate(exact),
-                     "seconds_per_point": (time.perf_counter() - start) / n_points})
-        for label, make in (("KernelSHAP", shap.KernelExplainer),
-                            ("SamplingSHAP", shap.SamplingExplainer)):
+        rows.append(
+            {
+                "function": name,
+                "method": "pkex (exact)",
+                "samples": "",
+                "recovery": rate(exact),
+                "seconds_per_point": (time.perf_counter() - start) / n_points,
+            }
+        )
+        for label, make in (
+            ("KernelSHAP", shap.KernelExplainer),
+            ("SamplingSHAP", shap.SamplingExplainer),
+        ):
             for samples in (200, 1000):
                 start = time.perf_counter()
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     values = make(gp.predict, background).shap_values(
-                        points, nsamples=samples, l1_reg=False, silent=True)
-                rows.append({"function": name, "method": label, "samples": samples,
-                             "recovery": rate(np.asarray(values)),
-                             "seconds_per_point": (time.perf_counter() - start) / n_points})
+                        points, nsamples=samples, l1_reg=False, silent=True
+                    )
+                rows.append(
+                    {
+                        "function": name,
+                        "method": label,
+                        "samples": samples,
+                        "recovery": rate(np.asarray(values)),
+                        "seconds_per_point": (time.perf_counter() - start) / n_points,
+                    }
+                )
     return rows
 
 
@@ -177,12 +215,16 @@ def figure(error_rows, path):
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
     for method, style in (("KernelSHAP", "o-"), ("permutation sampling", "s-")):
         rows = [r for r in error_rows if r["method"] == method]
-        ax.loglog([r["seconds"] for r in rows], [r["relative_error"] for r in rows], style,
-                  label=method)
+        ax.loglog(
+            [r["seconds"] for r in rows], [r["relative_error"] for r in rows], style, label=method
+        )
     exact = next(r for r in error_rows if r["method"] == "pkex (exact)")
     ax.axvline(exact["seconds"], color="#d62728", label="pkex exact (error 0)")
-    ax.set(xlabel="seconds per point", ylabel="relative error ||phi_hat - phi|| / ||phi||",
-           title="Removal game of an RBF SVR, d = 50, 500 support vectors")
+    ax.set(
+        xlabel="seconds per point",
+        ylabel="relative error ||phi_hat - phi|| / ||phi||",
+        title="Removal game of an RBF SVR, d = 50, 500 support vectors",
+    )
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -207,18 +249,43 @@ def main(argv=None):
     args.out.mkdir(parents=True, exist_ok=True)
     _write_csv(args.out / "error_vs_time.csv", errors)
     _write_csv(args.out / "recovery.csv", recovered)
-    text = "\n".join([
-        "# Exact values against approximations", "",
-        f"`python -m benchmarks.approximation --points {args.points} --seed {args.seed}`", "",
-        "## Error against time (RBF SVR, d = 50)", "",
-        markdown_table(["method", "model evaluations", "s / point", "relative error"],
-                       [[r["method"], r["evaluations"], f"{r['seconds']:.4f}",
-                         f"{r['relative_error']:.2e}"] for r in errors]),
-        "## Recovery of the relevant features (d = 30, first 10 relevant)", "",
-        markdown_table(["function", "method", "samples", "recovery", "s / point"],
-                       [[r["function"], r["method"], r["samples"], f"{r['recovery']:.2f}",
-                         f"{r['seconds_per_point']:.4f}"] for r in recovered]),
-    ])
+    text = "\n".join(
+        [
+            "# Exact values against approximations",
+            "",
+            f"`python -m benchmarks.approximation --points {args.points} --seed {args.seed}`",
+            "",
+            "## Error against time (RBF SVR, d = 50)",
+            "",
+            markdown_table(
+                ["method", "model evaluations", "s / point", "relative error"],
+                [
+                    [
+                        r["method"],
+                        r["evaluations"],
+                        f"{r['seconds']:.4f}",
+                        f"{r['relative_error']:.2e}",
+                    ]
+                    for r in errors
+                ],
+            ),
+            "## Recovery of the relevant features (d = 30, first 10 relevant)",
+            "",
+            markdown_table(
+                ["function", "method", "samples", "recovery", "s / point"],
+                [
+                    [
+                        r["function"],
+                        r["method"],
+                        r["samples"],
+                        f"{r['recovery']:.2f}",
+                        f"{r['seconds_per_point']:.4f}",
+                    ]
+                    for r in recovered
+                ],
+            ),
+        ]
+    )
     (args.out / "approximation.md").write_text(text)
     print(text)
     save_figure(figure, errors, args.out / "figure.png")

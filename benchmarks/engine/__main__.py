@@ -99,10 +99,17 @@ def summary(rows):
     for kind, d in sorted({(r["kind"], r["d"]) for r in rows}):
         pkex, rec = by[("pkex", kind, d)], by.get(("recursion", kind, d))
         exact = by[("pkex-exact", kind, d)]
-        cells = [kind, d, pkex["nodes"], -(-d // 2), f"{pkex['seconds']:.4f}",
-                 f"{exact['seconds']:.4f}", f"{exact['seconds'] / pkex['seconds']:.1f}x",
-                 f"{by[('pkex-2jobs', kind, d)]['seconds']:.4f}",
-                 f"{by[('pkex-numpy', kind, d)]['seconds']:.4f}"]
+        cells = [
+            kind,
+            d,
+            pkex["nodes"],
+            -(-d // 2),
+            f"{pkex['seconds']:.4f}",
+            f"{exact['seconds']:.4f}",
+            f"{exact['seconds'] / pkex['seconds']:.1f}x",
+            f"{by[('pkex-2jobs', kind, d)]['seconds']:.4f}",
+            f"{by[('pkex-numpy', kind, d)]['seconds']:.4f}",
+        ]
         if rec and rec["n_pairs"] == pkex["n_pairs"]:
             cells += [f"{rec['seconds']:.3f}", f"**{rec['seconds'] / pkex['seconds']:.0f}x**"]
         else:
@@ -110,13 +117,31 @@ def summary(rows):
         enum = by.get(("enumeration", kind, d))
         cells += [f"{enum['seconds']:.3f}" if enum else "-"]
         cells += [f"{pkex['peak_mib']:.1f}", f"{rec['peak_mib']:.0f}" if rec else "-"]
-        cells += [_fmt(pkex["efficiency_error"]), _fmt(rec["efficiency_error"]) if rec else "-",
-                  _fmt(enum["efficiency_error"]) if enum else "-"]
+        cells += [
+            _fmt(pkex["efficiency_error"]),
+            _fmt(rec["efficiency_error"]) if rec else "-",
+            _fmt(enum["efficiency_error"]) if enum else "-",
+        ]
         table.append(cells)
-    header = ["kind", "d", "nodes used", "exact nodes", "pkex s", "pkex exact s",
-              "bound saves", "pkex 2 jobs s", "pkex NumPy s", "recursion s", "speed-up",
-              "enumeration s", "pkex peak MiB", "recursion peak MiB", "pkex eff. err",
-              "recursion eff. err", "enumeration eff. err"]
+    header = [
+        "kind",
+        "d",
+        "nodes used",
+        "exact nodes",
+        "pkex s",
+        "pkex exact s",
+        "bound saves",
+        "pkex 2 jobs s",
+        "pkex NumPy s",
+        "recursion s",
+        "speed-up",
+        "enumeration s",
+        "pkex peak MiB",
+        "recursion peak MiB",
+        "pkex eff. err",
+        "recursion eff. err",
+        "enumeration eff. err",
+    ]
     return markdown_table(header, table)
 
 
@@ -128,8 +153,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dims", type=int, nargs="+", default=list(DIMS))
     parser.add_argument("--pairs", type=int, default=500)
-    parser.add_argument("--kinds", nargs="+", choices=["narrow", "wide"],
-                        default=["narrow", "wide"])
+    parser.add_argument(
+        "--kinds", nargs="+", choices=["narrow", "wide"], default=["narrow", "wide"]
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--worker", nargs=5, metavar=("METHOD", "KIND", "D", "PAIRS", "SEED"))
@@ -144,11 +170,15 @@ def main(argv=None):
     for method, kind, d, n_pairs in progress(jobs, desc="engine benchmark", file=sys.stderr):
         rows.append(run_worker("benchmarks.engine", method, kind, d, n_pairs, args.seed))
     write_results(
-        args.out, "engine", rows, "Engine benchmark",
+        args.out,
+        "engine",
+        rows,
+        "Engine benchmark",
         f"`python -m benchmarks.engine` ({args.pairs} pairs, seed {args.seed}); times are the "
         "best of up to 5 runs, peak MiB the growth of the resident set during one call.",
         summary(rows),
     )
+
 
 if __name__ == "__main__":
     main()

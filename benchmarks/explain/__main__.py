@@ -90,8 +90,10 @@ def recursion_values(model):
     def explain(x):
         Z = factor_tensor(x[None, :], model.support_vectors_, "rbf", gamma)[0]
         weights = model.dual_coef_[0]
-        return sum(recursion_shapley(Z[s : s + chunk], weights[s : s + chunk])
-                   for s in range(0, len(Z), chunk))
+        return sum(
+            recursion_shapley(Z[s : s + chunk], weights[s : s + chunk])
+            for s in range(0, len(Z), chunk)
+        )
 
     return explain
 
@@ -125,15 +127,20 @@ def time_points(explain, points, budget):
 
 def run(dims, budget, seed, methods=METHODS, kernel="half-scale", max_slow_d=1000):
     rows = []
-    jobs = [(d, m) for d in dims for m in ["pkex"] + [m for m in methods if m != "pkex"]
-            if m in ("pkex", "pkex-exact", "kernelshap") or d <= max_slow_d]
+    jobs = [
+        (d, m)
+        for d in dims
+        for m in ["pkex"] + [m for m in methods if m != "pkex"]
+        if m in ("pkex", "pkex-exact", "kernelshap") or d <= max_slow_d
+    ]
     exact = {}
     for d, method in progress(jobs, desc="explain benchmark", file=sys.stderr):
         model, X_test = make_model(d, seed, kernel)  # seeded: the same model for every method
         nodes = largest_node_count(model, X_test[:100])
         if method == "pkex" or (method == "pkex-exact" and d < 2000):
-            explainer = ProductKernelExplainer(model, n_jobs=1, tol=0 if "exact" in method
-                                               else DEFAULT_TOL)
+            explainer = ProductKernelExplainer(
+                model, n_jobs=1, tol=0 if "exact" in method else DEFAULT_TOL
+            )
             explainer.explain(X_test[:1])  # compile outside the timing
             start = time.perf_counter()
             one = explainer.explain(X_test[:1]).values
@@ -145,13 +152,28 @@ def run(dims, budget, seed, methods=METHODS, kernel="half-scale", max_slow_d=100
             rows.append(_row(d, method, model, t_one, t_hundred, 100, values, exact[d], nodes))
             assert np.allclose(one, values[:1], rtol=0, atol=1e-13)
             continue
-        explain = {"shapiq": shapiq_values, "recursion": recursion_values,
-                   "kernelshap": kernelshap_values, "pkex-exact": exact_values}[method](model)
+        explain = {
+            "shapiq": shapiq_values,
+            "recursion": recursion_values,
+            "kernelshap": kernelshap_values,
+            "pkex-exact": exact_values,
+        }[method](model)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             per_point, values = time_points(explain, X_test[:100], budget)
-        rows.append(_row(d, method, model, per_point, 100 * per_point, len(values),
-                         values, exact[d][: len(values)], nodes))
+        rows.append(
+            _row(
+                d,
+                method,
+                model,
+                per_point,
+                100 * per_point,
+                len(values),
+                values,
+                exact[d][: len(values)],
+                nodes,
+            )
+        )
     return rows
 
 
@@ -185,35 +207,62 @@ def summary(rows):
     table = []
     for r in rows:
         pkex = by[(r["d"], "pkex")]
-        table.append([
-            r["d"], r["method"], r["n_support_vectors"], r["nodes"],
-            f"{r['seconds_1_point']:.4f}",
-            f"{r['seconds_100_points']:.3f}" + ("" if r["points_timed"] == 100 else
-                                                f" (from {r['points_timed']})"),
-            "1x" if r["method"] == "pkex" else
-            f"**{_ratio(r['seconds_100_points'] / pkex['seconds_100_points'])}**",
-            f"{r['max_abs_diff']:.1e}", f"{r['relative_error']:.1e}",
-        ])
-    header = ["d", "method", "SVs", "nodes", "1 point s", "100 points s", "slower than pkex",
-              "max abs diff vs exact", "relative error"]
+        table.append(
+            [
+                r["d"],
+                r["method"],
+                r["n_support_vectors"],
+                r["nodes"],
+                f"{r['seconds_1_point']:.4f}",
+                f"{r['seconds_100_points']:.3f}"
+                + ("" if r["points_timed"] == 100 else f" (from {r['points_timed']})"),
+                "1x"
+                if r["method"] == "pkex"
+                else f"**{_ratio(r['seconds_100_points'] / pkex['seconds_100_points'])}**",
+                f"{r['max_abs_diff']:.1e}",
+                f"{r['relative_error']:.1e}",
+            ]
+        )
+    header = [
+        "d",
+        "method",
+        "SVs",
+        "nodes",
+        "1 point s",
+        "100 points s",
+        "slower than pkex",
+        "max abs diff vs exact",
+        "relative error",
+    ]
     return markdown_table(header, table)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dims", type=int, nargs="+", default=list(DIMS))
-    parser.add_argument("--budget", type=float, default=60.0,
-                        help="seconds per slow method and d before extrapolating")
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=60.0,
+        help="seconds per slow method and d before extrapolating",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
     parser.add_argument("--kernel", choices=list(KERNELS), default="half-scale")
-    parser.add_argument("--max-slow-d", type=int, default=1000,
-                        help="largest d at which shapiq and the recursion run")
+    parser.add_argument(
+        "--max-slow-d",
+        type=int,
+        default=1000,
+        help="largest d at which shapiq and the recursion run",
+    )
     args = parser.parse_args(argv)
     rows = run(args.dims, args.budget, args.seed, args.methods, args.kernel, args.max_slow_d)
     write_results(
-        args.out, "explain", rows, "Explainer benchmark",
+        args.out,
+        "explain",
+        rows,
+        "Explainer benchmark",
         f"`python -m benchmarks.explain {' '.join(argv or sys.argv[1:])}` (RBF SVR, 500 "
         f"training points, gamma {args.kernel}, seed {args.seed}, budget {args.budget:.0f} s "
         "per slow method, one thread). Times for 100 points marked 'from k' are k measured "
@@ -221,6 +270,7 @@ def main(argv=None):
         "(pkex) or the exact count ceil(d / 2) (pkex-exact).",
         summary(rows),
     )
+
 
 if __name__ == "__main__":
     main()

@@ -58,16 +58,19 @@ DEFAULT_TRIALS = 30
 
 def _folds(dataset, n_folds, seed):
     splitter = (StratifiedKFold if dataset.task == "classification" else KFold)(
-        n_folds, shuffle=True, random_state=seed)
+        n_folds, shuffle=True, random_state=seed
+    )
     return list(splitter.split(dataset.X, dataset.y))
 
 
 def _metrics(task, y_true, y_pred):
     if task == "classification":
         return {"accuracy": accuracy_score(y_true, y_pred)}
-    return {"mape": mean_absolute_percentage_error(y_true, y_pred),
-            "rmse": math.sqrt(mean_squared_error(y_true, y_pred)),
-            "r2": r2_score(y_true, y_pred)}
+    return {
+        "mape": mean_absolute_percentage_error(y_true, y_pred),
+        "rmse": math.sqrt(mean_squared_error(y_true, y_pred)),
+        "r2": r2_score(y_true, y_pred),
+    }
 
 
 def _fit_predict(model_name, X_train, y_train, X_test, task, seed, args, scale):
@@ -109,11 +112,15 @@ def run_task(protocol, key, method, fold, args):
             selected = select(method, X[train], y[train], dataset.task, k, seed)
         else:  # one 90% split, unscaled, shared by all folds
             stratify = y if dataset.task == "classification" else None
-            part, _ = train_test_split(np.arange(len(y)), train_size=0.9,
-                                       random_state=args.seed, stratify=stratify)
+            part, _ = train_test_split(
+                np.arange(len(y)), train_size=0.9, random_state=args.seed, stratify=stratify
+            )
             selected = select(method, X[part], y[part], dataset.task, k, args.seed, scale=False)
-        record = {"selected": [int(j) for j in selected],
-                  "selection_seconds": time.perf_counter() - start, "models": {}}
+        record = {
+            "selected": [int(j) for j in selected],
+            "selection_seconds": time.perf_counter() - start,
+            "models": {},
+        }
     if protocol == "paper" and dataset.task == "regression":
         y = y - y.mean()  # the published code scored MAPE on mean-centred targets
     Xs = X[:, record["selected"]]
@@ -121,26 +128,34 @@ def run_task(protocol, key, method, fold, args):
         if model_name in record["models"]:
             continue
         prediction, seconds, params = _fit_predict(
-            model_name, Xs[train], y[train], Xs[test], dataset.task, seed, args, scale)
+            model_name, Xs[train], y[train], Xs[test], dataset.task, seed, args, scale
+        )
         record["models"][model_name] = {
             "metrics": _metrics(dataset.task, y[test], prediction),
-            "fit_seconds": seconds, "params": params}
+            "fit_seconds": seconds,
+            "params": params,
+        }
     cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps(record, indent=1))
     return record
 
 
 def _tasks(args):
-    return [(p, key, m, fold) for p in args.protocols for key in args.datasets
-            for m in args.methods for fold in range(args.folds)]
+    return [
+        (p, key, m, fold)
+        for p in args.protocols
+        for key in args.datasets
+        for m in args.methods
+        for fold in range(args.folds)
+    ]
 
 
 def collect(args):
     jobs = _tasks(args)
     results = Parallel(n_jobs=args.n_jobs, return_as="generator_unordered")(
-        delayed(_keyed)(job, args) for job in jobs)
-    records = dict(progress(results, total=len(jobs), desc="feature selection",
-                            file=sys.stderr))
+        delayed(_keyed)(job, args) for job in jobs
+    )
+    records = dict(progress(results, total=len(jobs), desc="feature selection", file=sys.stderr))
     return {job: records[job] for job in jobs}
 
 
@@ -159,18 +174,30 @@ def write_tables(records, args):
                     per_fold = [r["models"][model]["metrics"] for r in folds]
                     for metric in per_fold[0]:
                         values = [m[metric] for m in per_fold]
-                        row = {"protocol": protocol, "dataset": key, "task": task_of[key],
-                               "method": method, "model": model, "metric": metric,
-                               "mean": f"{np.mean(values):.6f}",
-                               "std": f"{np.std(values):.6f}"}
+                        row = {
+                            "protocol": protocol,
+                            "dataset": key,
+                            "task": task_of[key],
+                            "method": method,
+                            "model": model,
+                            "metric": metric,
+                            "mean": f"{np.mean(values):.6f}",
+                            "std": f"{np.std(values):.6f}",
+                        }
                         row.update({f"fold_{f + 1}": f"{v:.6f}" for f, v in enumerate(values)})
                         rows.append(row)
                     for f, r in enumerate(folds):
-                        timings.append({
-                            "protocol": protocol, "dataset": key, "method": method,
-                            "model": model, "fold": f + 1,
-                            "selection_seconds": f"{r['selection_seconds']:.3f}",
-                            "fit_seconds": f"{r['models'][model]['fit_seconds']:.3f}"})
+                        timings.append(
+                            {
+                                "protocol": protocol,
+                                "dataset": key,
+                                "method": method,
+                                "model": model,
+                                "fold": f + 1,
+                                "selection_seconds": f"{r['selection_seconds']:.3f}",
+                                "fit_seconds": f"{r['models'][model]['fit_seconds']:.3f}",
+                            }
+                        )
     args.out.mkdir(parents=True, exist_ok=True)
     for name, table in (("results.csv", rows), ("timings.csv", timings)):
         with open(args.out / name, "w", newline="") as f:
@@ -182,19 +209,23 @@ def write_tables(records, args):
 
 def published():
     with open(PUBLISHED) as f:
-        return {(r["dataset"], r["method"]): (float(r["mean"]), float(r["std"]))
-                for r in csv.DictReader(f)}
+        return {
+            (r["dataset"], r["method"]): (float(r["mean"]), float(r["std"]))
+            for r in csv.DictReader(f)
+        }
 
 
 def markdown(rows, args):
     paper = published()
     lines = [
-        f"# Feature selection: top {args.fraction:.0%} of features", "",
+        f"# Feature selection: top {args.fraction:.0%} of features",
+        "",
         f"`python -m benchmarks.feature_selection --protocol {' '.join(args.protocols)} "
         f"--trials {args.trials} --folds {args.folds} --seed {args.seed}`. Mean +- standard "
         "deviation over the outer folds. Accuracy: higher is better; MAPE: lower is better. "
         "**Bold**: the best of this run's methods on that data set. *Published*: the numbers "
-        "of the paper (GP, its own protocol), for comparison.", "",
+        "of the paper (GP, its own protocol), for comparison.",
+        "",
     ]
     summary = []
     for protocol in args.protocols:
@@ -204,36 +235,61 @@ def markdown(rows, args):
             table = []
             for key in args.datasets:
                 metric = "accuracy" if _task(rows, key) == "classification" else "mape"
-                cells = {r["method"]: (float(r["mean"]), float(r["std"])) for r in rows
-                         if (r["protocol"], r["dataset"], r["model"], r["metric"]) ==
-                         (protocol, key, model, metric)}
+                cells = {
+                    r["method"]: (float(r["mean"]), float(r["std"]))
+                    for r in rows
+                    if (r["protocol"], r["dataset"], r["model"], r["metric"])
+                    == (protocol, key, model, metric)
+                }
                 better = max if metric == "accuracy" else min
                 best = better(v[0] for v in cells.values())
-                table.append([key, metric] + [
-                    (f"**{cells[m][0]:.3f}** ± {cells[m][1]:.3f}" if cells[m][0] == best
-                     else f"{cells[m][0]:.3f} ± {cells[m][1]:.3f}") for m in args.methods])
+                table.append(
+                    [key, metric]
+                    + [
+                        (
+                            f"**{cells[m][0]:.3f}** ± {cells[m][1]:.3f}"
+                            if cells[m][0] == best
+                            else f"{cells[m][0]:.3f} ± {cells[m][1]:.3f}"
+                        )
+                        for m in args.methods
+                    ]
+                )
                 if (key, args.methods[0]) in paper:
-                    table.append(["", "*published*"] + [
-                        f"*{paper[(key, m)][0]:.3f}*" if (key, m) in paper else "-"
-                        for m in args.methods])
+                    table.append(
+                        ["", "*published*"]
+                        + [
+                            f"*{paper[(key, m)][0]:.3f}*" if (key, m) in paper else "-"
+                            for m in args.methods
+                        ]
+                    )
                 if "pkex" in cells and "hsiclasso" in cells:
-                    wins = (cells["pkex"][0] > cells["hsiclasso"][0] if metric == "accuracy"
-                            else cells["pkex"][0] < cells["hsiclasso"][0])
+                    wins = (
+                        cells["pkex"][0] > cells["hsiclasso"][0]
+                        if metric == "accuracy"
+                        else cells["pkex"][0] < cells["hsiclasso"][0]
+                    )
                     summary.append((protocol, model, key, wins))
             lines += [markdown_table(header, table)]
     if summary:
-        lines += ["## HSIC Shapley selection against HSIC Lasso", "",
-                  "The published claim: the HSIC Shapley selection beats HSIC Lasso on 5 of 7 "
-                  "data sets. Here:", ""]
+        lines += [
+            "## HSIC Shapley selection against HSIC Lasso",
+            "",
+            "The published claim: the HSIC Shapley selection beats HSIC Lasso on 5 of 7 "
+            "data sets. Here:",
+            "",
+        ]
         for protocol in args.protocols:
             for model in args.models:
-                outcome = [(key, wins) for p, m, key, wins in summary
-                           if (p, m) == (protocol, model)]
+                outcome = [
+                    (key, wins) for p, m, key, wins in summary if (p, m) == (protocol, model)
+                ]
                 won = [key for key, wins in outcome if wins]
                 lost = [key for key, wins in outcome if not wins]
-                lines.append(f"- `{protocol}` / `{model}`: better on {len(won)} of "
-                             f"{len(outcome)} ({', '.join(won) or 'none'}); not better on "
-                             f"{', '.join(lost) or 'none'}.")
+                lines.append(
+                    f"- `{protocol}` / `{model}`: better on {len(won)} of "
+                    f"{len(outcome)} ({', '.join(won) or 'none'}); not better on "
+                    f"{', '.join(lost) or 'none'}."
+                )
         lines.append("")
     return "\n".join(lines)
 
@@ -250,24 +306,33 @@ def figure(rows, args, path):
 
     paper = published()
     protocol, model = args.protocols[0], args.models[0]
-    fig, axes = plt.subplots(1, len(args.datasets), figsize=(2.6 * len(args.datasets), 3.6),
-                             squeeze=False)
+    fig, axes = plt.subplots(
+        1, len(args.datasets), figsize=(2.6 * len(args.datasets), 3.6), squeeze=False
+    )
     for ax, key in zip(axes[0], args.datasets):
         # Accuracy beside the published numbers; R^2 for regression, since the published
         # MAPE was computed on mean-centred targets and is not comparable.
         metric = "accuracy" if _task(rows, key) == "classification" else "r2"
-        cells = {r["method"]: (float(r["mean"]), float(r["std"])) for r in rows
-                 if (r["protocol"], r["dataset"], r["model"], r["metric"]) ==
-                 (protocol, key, model, metric)}
+        cells = {
+            r["method"]: (float(r["mean"]), float(r["std"]))
+            for r in rows
+            if (r["protocol"], r["dataset"], r["model"], r["metric"])
+            == (protocol, key, model, metric)
+        }
         x = np.arange(len(args.methods))
-        ax.bar(x, [cells[m][0] for m in args.methods], yerr=[cells[m][1] for m in args.methods],
-               color=["#d62728" if m.startswith("pkex") else "#7f7f7f" for m in args.methods])
+        ax.bar(
+            x,
+            [cells[m][0] for m in args.methods],
+            yerr=[cells[m][1] for m in args.methods],
+            color=["#d62728" if m.startswith("pkex") else "#7f7f7f" for m in args.methods],
+        )
         if metric == "accuracy":
             marks = [paper.get((key, m), (np.nan,))[0] for m in args.methods]
             ax.plot(x, marks, "k_", markersize=14, mew=2, label="published")
         ax.set_xticks(x, args.methods, rotation=60)
-        ax.set_title(f"{key}\n{'accuracy' if metric == 'accuracy' else 'R^2'} "
-                     "(higher is better)", fontsize=9)
+        ax.set_title(
+            f"{key}\n{'accuracy' if metric == 'accuracy' else 'R^2'} (higher is better)", fontsize=9
+        )
     axes[0][0].legend(fontsize=8)
     fig.suptitle(f"Top {args.fraction:.0%} features, protocol {protocol}, model {model}")
     fig.tight_layout()
@@ -277,23 +342,31 @@ def figure(rows, args, path):
 
 def parse(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", nargs="+", default=list(datasets.KEYS),
-                        choices=datasets.KEYS)
+    parser.add_argument("--datasets", nargs="+", default=list(datasets.KEYS), choices=datasets.KEYS)
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
-    parser.add_argument("--trials", type=int, default=DEFAULT_TRIALS,
-                        help=f"Optuna trials per SVM (default {DEFAULT_TRIALS})")
+    parser.add_argument(
+        "--trials",
+        type=int,
+        default=DEFAULT_TRIALS,
+        help=f"Optuna trials per SVM (default {DEFAULT_TRIALS})",
+    )
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--fraction", type=float, default=0.2)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--protocol", dest="protocols", nargs="+", default=["clean"],
-                        choices=["clean", "paper"])
+    parser.add_argument(
+        "--protocol", dest="protocols", nargs="+", default=["clean"], choices=["clean", "paper"]
+    )
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--n-jobs", type=int, default=1)
-    parser.add_argument("--gp-max-train", type=int, default=2000,
-                        help="GP training rows per fold at most (0: all)")
-    parser.add_argument("--quick", action="store_true",
-                        help="2 folds, 3 trials, 300 GP rows: a smoke test in seconds")
+    parser.add_argument(
+        "--gp-max-train", type=int, default=2000, help="GP training rows per fold at most (0: all)"
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="2 folds, 3 trials, 300 GP rows: a smoke test in seconds",
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.folds, args.trials, args.gp_max_train = 2, 3, 300

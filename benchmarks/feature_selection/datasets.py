@@ -77,19 +77,30 @@ def breast_cancer():
     frame = _csv("wpbc.data", header=None, na_values="?")
     frame = frame[frame.iloc[:, 34].notna()]
     y = frame.iloc[:, 2].astype(float).rename("time")
-    X = pd.concat([frame.iloc[:, [0]], (frame.iloc[:, 1] == "R").astype(int),
-                   frame.iloc[:, 3:34]], axis=1).astype(float)
+    X = pd.concat(
+        [frame.iloc[:, [0]], (frame.iloc[:, 1] == "R").astype(int), frame.iloc[:, 3:34]], axis=1
+    ).astype(float)
     X.columns = ["id", "recurred"] + [f"x{j}" for j in range(30)] + ["tumor_size"]
-    return Dataset("breast_cancer", X.reset_index(drop=True), y.reset_index(drop=True),
-                   "regression", "194 x 33, target time (months)")
+    return Dataset(
+        "breast_cancer",
+        X.reset_index(drop=True),
+        y.reset_index(drop=True),
+        "regression",
+        "194 x 33, target time (months)",
+    )
 
 
 def skillcraft():
     """SkillCraft1: complete rows, target log(GapBetweenPACs), the 19 other columns as inputs."""
     frame = _csv("SkillCraft1_Dataset.csv", na_values="?").dropna().astype(float)
     y = np.log(frame.pop("GapBetweenPACs")).rename("log_GapBetweenPACs")
-    return Dataset("skillcraft", frame.reset_index(drop=True), y.reset_index(drop=True),
-                   "regression", "3338 x 19, target log(GapBetweenPACs)")
+    return Dataset(
+        "skillcraft",
+        frame.reset_index(drop=True),
+        y.reset_index(drop=True),
+        "regression",
+        "3338 x 19, target log(GapBetweenPACs)",
+    )
 
 
 def sml():
@@ -99,13 +110,21 @@ def sml():
         text = raw_bytes(name).decode()
         header = text.split("\n", 1)[0].lstrip("#").split()
         columns = [field.split(":", 1)[1] for field in header]
-        frames.append(pd.read_csv(io.StringIO(text), sep=r"\s+", comment="#", header=None,
-                                  names=columns))
+        frames.append(
+            pd.read_csv(io.StringIO(text), sep=r"\s+", comment="#", header=None, names=columns)
+        )
     frame = pd.concat(frames, ignore_index=True)
     stamp = pd.to_datetime(frame.pop("Date") + " " + frame.pop("Time"), format="%d/%m/%Y %H:%M")
     y = frame.pop("Humedad_Habitacion_Sensor").astype(float)
-    dates = pd.DataFrame({"year": stamp.dt.year, "month": stamp.dt.month, "day": stamp.dt.day,
-                          "hour": stamp.dt.hour, "minute": stamp.dt.minute})
+    dates = pd.DataFrame(
+        {
+            "year": stamp.dt.year,
+            "month": stamp.dt.month,
+            "day": stamp.dt.day,
+            "hour": stamp.dt.hour,
+            "minute": stamp.dt.minute,
+        }
+    )
     X = pd.concat([dates, frame], axis=1).astype(float)
     return Dataset("sml", X, y, "regression", "4137 x 26, target room humidity")
 
@@ -119,8 +138,12 @@ def parkinson():
 
 
 LOADERS = {
-    "sonar": sonar, "wisconsin": wisconsin, "ionosphere": ionosphere,
-    "breast_cancer": breast_cancer, "skillcraft": skillcraft, "sml": sml,
+    "sonar": sonar,
+    "wisconsin": wisconsin,
+    "ionosphere": ionosphere,
+    "breast_cancer": breast_cancer,
+    "skillcraft": skillcraft,
+    "sml": sml,
     "parkinson": parkinson,
 }
 

@@ -46,7 +46,8 @@ def select(method, X, y, task, k, seed, *, scale=True):
         return _hsic_lasso(X, y, classification, k)
     if method == "mi":
         score = (mutual_info_classif if classification else mutual_info_regression)(
-            X, y, random_state=seed)
+            X, y, random_state=seed
+        )
     elif method == "kbest":
         score = (f_classif if classification else f_regression)(X, y)[0]
         score = np.nan_to_num(score, nan=-np.inf)  # constant features score NaN
@@ -101,8 +102,9 @@ def gaussian_process(task, seed, *, clean=True):
     if task == "classification":
         model = GaussianProcessClassifier(kernel, random_state=seed)
     elif clean:
-        model = GaussianProcessRegressor(kernel + WhiteKernel(0.1), normalize_y=True,
-                                         random_state=seed)
+        model = GaussianProcessRegressor(
+            kernel + WhiteKernel(0.1), normalize_y=True, random_state=seed
+        )
     else:
         model = GaussianProcessRegressor(kernel, random_state=seed)
     return make_pipeline(StandardScaler(), model) if clean else model
@@ -123,7 +125,8 @@ def tuned_svm(X, y, task, seed, trials, inner_folds=5, max_rows=1000):
     rows = rng.permutation(len(y))[:max_rows] if len(y) > max_rows else np.arange(len(y))
     X_inner, y_inner = X[rows], y[rows]
     splitter = (StratifiedKFold if classification else KFold)(
-        inner_folds, shuffle=True, random_state=seed)
+        inner_folds, shuffle=True, random_state=seed
+    )
     scoring = "accuracy" if classification else "neg_root_mean_squared_error"
 
     def make(C, gamma):
@@ -136,11 +139,11 @@ def tuned_svm(X, y, task, seed, trials, inner_folds=5, max_rows=1000):
         gamma = trial.suggest_float("gamma", 1e-5, 1e3, log=True)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return cross_val_score(make(C, gamma), X_inner, y_inner, cv=splitter,
-                                   scoring=scoring).mean()
+            return cross_val_score(
+                make(C, gamma), X_inner, y_inner, cv=splitter, scoring=scoring
+            ).mean()
 
-    study = optuna.create_study(direction="maximize",
-                                sampler=optuna.samplers.TPESampler(seed=seed))
+    study = optuna.create_study(direction="maximize", sampler=optuna.samplers.TPESampler(seed=seed))
     study.optimize(objective, n_trials=trials)
     best = study.best_params
     with warnings.catch_warnings():

@@ -77,8 +77,9 @@ def make_data(scenario, seed):
         return X, np.repeat(["p", "q"], 150)
     X = rng.normal(size=(3000, 6))
     y = np.sin(2 * X[:, 0]) + 0.5 * X[:, 1] ** 2 + 0.3 * rng.normal(size=3000)
-    columns = [X[:, j] for j in range(6)] + [rng.integers(0, levels, 3000).astype(str)
-                                            for levels in (10, 50)]
+    columns = [X[:, j] for j in range(6)] + [
+        rng.integers(0, levels, 3000).astype(str) for levels in (10, 50)
+    ]
     return np.array(columns, dtype=object).T, y
 
 
@@ -88,30 +89,38 @@ def one_fit(scenario, game, seed, n_permutations):
     relevant, nulls = list(relevant), list(nulls)
     start = time.perf_counter()
     if scenario == "block-categorical":
-        fitted = HSICShapleySelector(estimator="block", value_function=game,
-                                     categorical_features=[6, 7], random_state=seed).fit(X, y)
+        fitted = HSICShapleySelector(
+            estimator="block", value_function=game, categorical_features=[6, 7], random_state=seed
+        ).fit(X, y)
         ranks = fitted.ranking_
-        return {"seconds": time.perf_counter() - start,
-                "categorical_below": bool(ranks[[6, 7]].min() > ranks[relevant].max()),
-                "shares": (fitted.shapley_values_ / np.abs(fitted.shapley_values_).max()
-                           ).tolist()}
+        return {
+            "seconds": time.perf_counter() - start,
+            "categorical_below": bool(ranks[[6, 7]].min() > ranks[relevant].max()),
+            "shares": (fitted.shapley_values_ / np.abs(fitted.shapley_values_).max()).tolist(),
+        }
     estimator = MMDShapleyAttributor if scenario.startswith("mmd") else HSICShapleySelector
-    fitted = estimator(value_function=game, n_permutations=n_permutations, alpha=ALPHA,
-                       random_state=seed).fit(X, y)
+    fitted = estimator(
+        value_function=game, n_permutations=n_permutations, alpha=ALPHA, random_state=seed
+    ).fit(X, y)
     kept = fitted.get_support()
     values = fitted.shapley_values_
-    return {"seconds": time.perf_counter() - start, "kept": kept[relevant].tolist(),
-            "any_null_kept": bool(kept[nulls].any()),
-            "raw_p": fitted.pvalues_[relevant].tolist(),
-            "shares": (values / np.abs(values).max()).tolist(), "pvalue": fitted.pvalue_}
+    return {
+        "seconds": time.perf_counter() - start,
+        "kept": kept[relevant].tolist(),
+        "any_null_kept": bool(kept[nulls].any()),
+        "raw_p": fitted.pvalues_[relevant].tolist(),
+        "shares": (values / np.abs(values).max()).tolist(),
+        "pvalue": fitted.pvalue_,
+    }
 
 
 def run(scenario, game, repetitions, n_permutations, seed, cache, n_jobs):
     path = cache / f"{scenario}-{game}-r{repetitions}-p{n_permutations}-s{seed}.json"
     if path.exists():
         return json.loads(path.read_text())
-    fits = Parallel(n_jobs=n_jobs)(delayed(one_fit)(scenario, game, seed + r, n_permutations)
-                                   for r in range(repetitions))
+    fits = Parallel(n_jobs=n_jobs)(
+        delayed(one_fit)(scenario, game, seed + r, n_permutations) for r in range(repetitions)
+    )
     cache.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(fits))
     return fits
@@ -122,19 +131,31 @@ def summarise(scenario, game, fits):
     relevant, nulls = list(relevant), list(nulls)
     shares = np.array([f["shares"] for f in fits])
     null_shares = shares[:, nulls].mean(axis=1)
-    row = {"scenario": scenario, "game": game, "repetitions": len(fits),
-           "null_share_mean": float(null_shares.mean()),
-           "null_share_se": float(null_shares.std(ddof=1) / np.sqrt(len(fits))),
-           "relevant_shares": np.round(shares[:, relevant].mean(axis=0), 3).tolist(),
-           "seconds": float(np.mean([f["seconds"] for f in fits]))}
+    row = {
+        "scenario": scenario,
+        "game": game,
+        "repetitions": len(fits),
+        "null_share_mean": float(null_shares.mean()),
+        "null_share_se": float(null_shares.std(ddof=1) / np.sqrt(len(fits))),
+        "relevant_shares": np.round(shares[:, relevant].mean(axis=0), 3).tolist(),
+        "seconds": float(np.mean([f["seconds"] for f in fits])),
+    }
     if scenario == "block-categorical":
         below = float(np.mean([f["categorical_below"] for f in fits]))
-        return {**row, "kept": "", "fwer_nulls": "", "overall_power": "",
-                "categorical_below": below}
-    return {**row, "kept": np.round(np.mean([f["kept"] for f in fits], axis=0), 3).tolist(),
-            "fwer_nulls": float(np.mean([f["any_null_kept"] for f in fits])),
-            "overall_power": float(np.mean([f["pvalue"] <= ALPHA for f in fits])),
-            "categorical_below": ""}
+        return {
+            **row,
+            "kept": "",
+            "fwer_nulls": "",
+            "overall_power": "",
+            "categorical_below": below,
+        }
+    return {
+        **row,
+        "kept": np.round(np.mean([f["kept"] for f in fits], axis=0), 3).tolist(),
+        "fwer_nulls": float(np.mean([f["any_null_kept"] for f in fits])),
+        "overall_power": float(np.mean([f["pvalue"] <= ALPHA for f in fits])),
+        "categorical_below": "",
+    }
 
 
 def main(argv=None):
@@ -148,10 +169,16 @@ def main(argv=None):
     parser.add_argument("--games", nargs="+", default=list(GAMES), choices=GAMES)
     parser.add_argument("--scenarios", nargs="+", default=list(SCENARIOS), choices=SCENARIOS)
     parser.add_argument("--out", type=Path, default=RESULTS)
-    parser.add_argument("--quick", action="store_true",
-                        help="3 data sets per scenario and 99 permutations (a smoke test)")
-    parser.add_argument("--cached-only", action="store_true",
-                        help="tabulate the scenarios and games already in the cache, run none")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="3 data sets per scenario and 99 permutations (a smoke test)",
+    )
+    parser.add_argument(
+        "--cached-only",
+        action="store_true",
+        help="tabulate the scenarios and games already in the cache, run none",
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.repetitions = args.null_repetitions = args.block_repetitions = 3
@@ -162,32 +189,65 @@ def main(argv=None):
         for game in args.games:
             if game == "observational" and scenario.startswith("mmd"):
                 continue  # one engine pass per permutation; its v(empty) holds the drift
-            cached = (args.out / "cache" / f"{scenario}-{game}-r{repetitions}-p"
-                      f"{args.permutations}-s{args.seed}.json")
+            cached = (
+                args.out / "cache" / f"{scenario}-{game}-r{repetitions}-p"
+                f"{args.permutations}-s{args.seed}.json"
+            )
             if args.cached_only and not cached.exists():
                 continue
-            fits = run(scenario, game, repetitions, args.permutations, args.seed,
-                       args.out / "cache", args.n_jobs)
+            fits = run(
+                scenario,
+                game,
+                repetitions,
+                args.permutations,
+                args.seed,
+                args.out / "cache",
+                args.n_jobs,
+            )
             rows.append(summarise(scenario, game, fits))
             print(json.dumps(rows[-1]), flush=True)
-    header = ["scenario", "game", "relevant kept (alpha=0.05)", "any null kept (FWER)",
-              "overall power", "relevant shares", "null share mean +- se", "s per fit"]
-    table = markdown_table(header, [
-        [r["scenario"], r["game"], r["kept"] or f"categorical last: {r['categorical_below']}",
-         r["fwer_nulls"], r["overall_power"], r["relevant_shares"],
-         f"{r['null_share_mean']:+.4f} +- {r['null_share_se']:.4f}", f"{r['seconds']:.1f}"]
-        for r in rows])
-    command = (f"`python -m benchmarks.games --repetitions {args.repetitions} "
-               f"--null-repetitions {args.null_repetitions} --block-repetitions "
-               f"{args.block_repetitions} --permutations {args.permutations} --seed {args.seed}`")
-    note = (f"{command}. Kept: the share of data sets where ``alpha=0.05`` (maxT, "
-            f"{args.permutations} permutations) keeps each relevant feature, in the order of "
-            "the scenario's list; FWER: the share where it keeps any independent-null "
-            "feature. Shares: values divided by the largest absolute value, averaged over "
-            "data sets.")
+    header = [
+        "scenario",
+        "game",
+        "relevant kept (alpha=0.05)",
+        "any null kept (FWER)",
+        "overall power",
+        "relevant shares",
+        "null share mean +- se",
+        "s per fit",
+    ]
+    table = markdown_table(
+        header,
+        [
+            [
+                r["scenario"],
+                r["game"],
+                r["kept"] or f"categorical last: {r['categorical_below']}",
+                r["fwer_nulls"],
+                r["overall_power"],
+                r["relevant_shares"],
+                f"{r['null_share_mean']:+.4f} +- {r['null_share_se']:.4f}",
+                f"{r['seconds']:.1f}",
+            ]
+            for r in rows
+        ],
+    )
+    command = (
+        f"`python -m benchmarks.games --repetitions {args.repetitions} "
+        f"--null-repetitions {args.null_repetitions} --block-repetitions "
+        f"{args.block_repetitions} --permutations {args.permutations} --seed {args.seed}`"
+    )
+    note = (
+        f"{command}. Kept: the share of data sets where ``alpha=0.05`` (maxT, "
+        f"{args.permutations} permutations) keeps each relevant feature, in the order of "
+        "the scenario's list; FWER: the share where it keeps any independent-null "
+        "feature. Shares: values divided by the largest absolute value, averaged over "
+        "data sets."
+    )
     if args.cached_only:
-        note += (" Tabulated with --cached-only: the scenario and game pairs not listed were "
-                 "not run.")
+        note += (
+            " Tabulated with --cached-only: the scenario and game pairs not listed were not run."
+        )
     write_results(args.out, "games", rows, "The three games side by side", note, table)
 
 

@@ -29,8 +29,9 @@ GAMES = ("anova", "baseline")
 
 def one_test(statistic, kind, d, n, seed, n_permutations, game):
     X, target, estimator = scenario_data(statistic, kind, d, n, seed)
-    fitted = estimator(n_permutations=n_permutations, value_function=game,
-                       random_state=seed).fit(X, target)
+    fitted = estimator(n_permutations=n_permutations, value_function=game, random_state=seed).fit(
+        X, target
+    )
     return fitted.pvalue_, bool(np.any(fitted.adjusted_pvalues_ <= ALPHA))
 
 
@@ -46,10 +47,17 @@ def run(job, game, repetitions, n_permutations, seed, cache, n_jobs):
         return json.loads(path.read_text())
     outcomes = Parallel(n_jobs=n_jobs)(
         delayed(one_test)(statistic, kind, d, n, seed + r, n_permutations, game)
-        for r in range(repetitions))
-    row = {"statistic": statistic, "scenario": kind, "d": d, "n": n, "game": game,
-           "rejection_rate": float(np.mean([p <= ALPHA for p, _ in outcomes])),
-           "fwer_adjusted": float(np.mean([f for _, f in outcomes])) if kind == "null" else ""}
+        for r in range(repetitions)
+    )
+    row = {
+        "statistic": statistic,
+        "scenario": kind,
+        "d": d,
+        "n": n,
+        "game": game,
+        "rejection_rate": float(np.mean([p <= ALPHA for p, _ in outcomes])),
+        "fwer_adjusted": float(np.mean([f for _, f in outcomes])) if kind == "null" else "",
+    }
     cache.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(row))
     return row
@@ -75,44 +83,90 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=1000)
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--out", type=Path, default=RESULTS)
-    parser.add_argument("--statistics", nargs="+", default=["mmd", "hsic"],
-                        choices=["mmd", "hsic"], help="which scenarios to run, in this order")
-    parser.add_argument("--cached-only", action="store_true",
-                        help="tabulate the scenarios already in the cache, run none")
+    parser.add_argument(
+        "--statistics",
+        nargs="+",
+        default=["mmd", "hsic"],
+        choices=["mmd", "hsic"],
+        help="which scenarios to run, in this order",
+    )
+    parser.add_argument(
+        "--cached-only",
+        action="store_true",
+        help="tabulate the scenarios already in the cache, run none",
+    )
     args = parser.parse_args(argv)
     best = standard_tests()
     rows, table = [], []
-    jobs = [job for statistic in args.statistics for job in scenarios(False)
-            if job[0] == statistic]
+    jobs = [job for statistic in args.statistics for job in scenarios(False) if job[0] == statistic]
     for job in jobs:
-        names = [cache_name(job, game, args.repetitions, args.permutations, args.seed)
-                 for game in GAMES]
+        names = [
+            cache_name(job, game, args.repetitions, args.permutations, args.seed) for game in GAMES
+        ]
         if args.cached_only and not all((args.out / "cache" / n).exists() for n in names):
             continue
-        by_game = {game: run(job, game, args.repetitions, args.permutations, args.seed,
-                             args.out / "cache", args.n_jobs) for game in GAMES}
+        by_game = {
+            game: run(
+                job,
+                game,
+                args.repetitions,
+                args.permutations,
+                args.seed,
+                args.out / "cache",
+                args.n_jobs,
+            )
+            for game in GAMES
+        }
         rows += by_game.values()
         anova, baseline = by_game["anova"], by_game["baseline"]
         standard = best.get(job, float("nan"))
-        table.append([job[0].upper(), job[1], job[2], job[3], f"{anova['rejection_rate']:.2f}",
-                      f"{baseline['rejection_rate']:.2f}",
-                      f"{anova['rejection_rate'] - baseline['rejection_rate']:+.2f}",
-                      f"{standard:.2f}", f"{anova['rejection_rate'] - standard:+.2f}",
-                      anova["fwer_adjusted"] if anova["fwer_adjusted"] == "" else
-                      f"{anova['fwer_adjusted']:.2f}"])
+        table.append(
+            [
+                job[0].upper(),
+                job[1],
+                job[2],
+                job[3],
+                f"{anova['rejection_rate']:.2f}",
+                f"{baseline['rejection_rate']:.2f}",
+                f"{anova['rejection_rate'] - baseline['rejection_rate']:+.2f}",
+                f"{standard:.2f}",
+                f"{anova['rejection_rate'] - standard:+.2f}",
+                anova["fwer_adjusted"]
+                if anova["fwer_adjusted"] == ""
+                else f"{anova['fwer_adjusted']:.2f}",
+            ]
+        )
         print(table[-1], flush=True)
-    header = ["test", "scenario", "d", "n", "anova", "baseline", "anova - baseline",
-              "best standard (committed)", "anova - standard", "anova maxT FWER (null)"]
+    header = [
+        "test",
+        "scenario",
+        "d",
+        "n",
+        "anova",
+        "baseline",
+        "anova - baseline",
+        "best standard (committed)",
+        "anova - standard",
+        "anova maxT FWER (null)",
+    ]
     write_results(
-        args.out, "overall", rows, "The overall test in the ANOVA and baseline games",
+        args.out,
+        "overall",
+        rows,
+        "The overall test in the ANOVA and baseline games",
         f"`python -m benchmarks.games.overall --repetitions {args.repetitions} --permutations "
         f"{args.permutations} --seed {args.seed}`: rejection rates at alpha = {ALPHA} over "
         f"{args.repetitions} data sets each (Monte-Carlo standard error up to "
         f"{0.5 / np.sqrt(args.repetitions):.3f}); the same data sets as "
         "benchmarks/power/results/power.csv, whose better standard test (hyppo or the "
         "joint-median Gaussian test) is the last comparison.",
-        markdown_table(header, table) + ("\nTabulated with --cached-only: scenarios not "
-                                         "listed were not run.\n" if args.cached_only else ""))
+        markdown_table(header, table)
+        + (
+            "\nTabulated with --cached-only: scenarios not listed were not run.\n"
+            if args.cached_only
+            else ""
+        ),
+    )
 
 
 if __name__ == "__main__":

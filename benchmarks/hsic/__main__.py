@@ -55,8 +55,11 @@ def fitter(method):
         return fit
     from pkex_select import HSICShapleySelector
 
-    params = {"pkex-exact": {}, "pkex-exact-2jobs": {"n_jobs": 2},
-              "pkex-block": {"estimator": "block", "random_state": 0}}[method]
+    params = {
+        "pkex-exact": {},
+        "pkex-exact-2jobs": {"n_jobs": 2},
+        "pkex-block": {"estimator": "block", "random_state": 0},
+    }[method]
 
     def fit(X, y):
         selector = HSICShapleySelector(n_features_to_select=4, **params).fit(X, y)
@@ -70,8 +73,14 @@ def worker(method, n_samples, n_features, seed):
     fit = fitter(method)
     fit(X[:60], y[:60])  # imports, compilation
     seconds, peak_mib, top = measure(lambda: fit(X, y), min_seconds=2.0, max_repeats=3)
-    return {"method": method, "n": n_samples, "d": n_features, "seconds": seconds,
-            "peak_mib": peak_mib, "recovered": len(RELEVANT & set(map(int, top)))}
+    return {
+        "method": method,
+        "n": n_samples,
+        "d": n_features,
+        "seconds": seconds,
+        "peak_mib": peak_mib,
+        "recovered": len(RELEVANT & set(map(int, top))),
+    }
 
 
 def summary(rows):
@@ -80,10 +89,19 @@ def summary(rows):
     for r in rows:
         lasso = by.get((r["n"], "hsiclasso"))
         ratio = f"{r['seconds'] / lasso['seconds']:.2f}" if lasso else "-"
-        table.append([r["n"], r["method"], f"{r['seconds']:.3f}", ratio,
-                      f"{r['peak_mib']:.0f}", f"{r['recovered']}/4"])
-    return markdown_table(["n", "method", "fit s", "time / pyHSICLasso", "peak MiB",
-                           "relevant in top 4"], table)
+        table.append(
+            [
+                r["n"],
+                r["method"],
+                f"{r['seconds']:.3f}",
+                ratio,
+                f"{r['peak_mib']:.0f}",
+                f"{r['recovered']}/4",
+            ]
+        )
+    return markdown_table(
+        ["n", "method", "fit s", "time / pyHSICLasso", "peak MiB", "relevant in top 4"], table
+    )
 
 
 def main(argv=None):
@@ -99,14 +117,20 @@ def main(argv=None):
         print(json.dumps(worker(method, int(n), int(d), int(seed))))
         return
     jobs = [(n, m) for n in args.sizes for m in METHODS]
-    rows = [run_worker("benchmarks.hsic", m, n, args.features, args.seed)
-            for n, m in progress(jobs, desc="hsic benchmark", file=sys.stderr)]
+    rows = [
+        run_worker("benchmarks.hsic", m, n, args.features, args.seed)
+        for n, m in progress(jobs, desc="hsic benchmark", file=sys.stderr)
+    ]
     write_results(
-        args.out, "hsic", rows, "HSIC selection benchmark",
+        args.out,
+        "hsic",
+        rows,
+        "HSIC selection benchmark",
         f"`python -m benchmarks.hsic` (d = {args.features}, seed {args.seed}); best of up to "
         "3 fits, each method in a fresh process.",
         summary(rows),
     )
+
 
 if __name__ == "__main__":
     main()

@@ -65,17 +65,27 @@ def run(dims, n_points, budget, seed=0):
         X_train = model.support_vectors_
         points = X_test[:n_points]
         baseline = ProductKernelExplainer(model)
-        observational = ProductKernelExplainer(model, value_function="observational",
-                                               background=X_train)
+        observational = ProductKernelExplainer(
+            model, value_function="observational", background=X_train
+        )
         exact = {}
         for index in INDICES:
             seconds, explanation = _time(baseline.explain, points, index, 2)
             exact[index] = explanation.values
             rows.append(_row(d, model, "pkex", index, "baseline", seconds, len(points)))
-        seconds, explanation = _time(ProductKernelExplainer(model, tol=0).explain, points,
-                                     "SII", 2)
-        rows.append(_row(d, model, "pkex-exact", "SII", "baseline", seconds, len(points),
-                         np.abs(explanation.values - exact["SII"]).max()))
+        seconds, explanation = _time(ProductKernelExplainer(model, tol=0).explain, points, "SII", 2)
+        rows.append(
+            _row(
+                d,
+                model,
+                "pkex-exact",
+                "SII",
+                "baseline",
+                seconds,
+                len(points),
+                np.abs(explanation.values - exact["SII"]).max(),
+            )
+        )
         seconds, _ = _time(observational.explain, points, "SII", 2)
         rows.append(_row(d, model, "pkex", "SII", "observational", seconds, len(points)))
         if d <= 12:
@@ -87,31 +97,56 @@ def run(dims, n_points, budget, seed=0):
                     computer = shapiq.ExactComputer(_game(baseline, points[k]), n_players=d)
                     theirs = _shapiq_matrix(computer(index=index, order=2), d)
                     difference = max(difference, np.abs(theirs - exact[index][k]).max())
-                rows.append(_row(d, model, "shapiq-exact", index, "baseline",
-                                 time.perf_counter() - start, n_exact, difference))
+                rows.append(
+                    _row(
+                        d,
+                        model,
+                        "shapiq-exact",
+                        index,
+                        "baseline",
+                        time.perf_counter() - start,
+                        n_exact,
+                        difference,
+                    )
+                )
         n_approx = min(len(points), 3)
         start = time.perf_counter()
         errors = []
         for k in range(n_approx):
             approximator = shapiq.KernelSHAPIQ(d, max_order=2, index="k-SII", random_state=0)
-            theirs = _shapiq_matrix(approximator.approximate(budget, _game(baseline, points[k])),
-                                    d)
+            theirs = _shapiq_matrix(approximator.approximate(budget, _game(baseline, points[k])), d)
             scale = np.abs(np.triu(exact["k-SII"][k], 1)).max()
             errors.append(np.abs(np.triu(theirs - exact["k-SII"][k], 1)).max() / scale)
-        rows.append(_row(d, model, f"shapiq-kernelshapiq-{budget}", "k-SII", "baseline",
-                         time.perf_counter() - start, n_approx, float(np.max(errors)),
-                         relative=True))
+        rows.append(
+            _row(
+                d,
+                model,
+                f"shapiq-kernelshapiq-{budget}",
+                "k-SII",
+                "baseline",
+                time.perf_counter() - start,
+                n_approx,
+                float(np.max(errors)),
+                relative=True,
+            )
+        )
     return rows
 
 
-def _row(d, model, method, index, value_function, seconds, n_points, difference=None,
-         relative=False):
+def _row(
+    d, model, method, index, value_function, seconds, n_points, difference=None, relative=False
+):
     return {
-        "d": d, "support_vectors": len(model.support_), "method": method, "index": index,
-        "value_function": value_function, "points": n_points,
+        "d": d,
+        "support_vectors": len(model.support_),
+        "method": method,
+        "index": index,
+        "value_function": value_function,
+        "points": n_points,
         "ms_per_point": round(1000 * seconds / n_points, 2),
-        "max_diff_vs_pkex": "reference" if difference is None else
-        f"{difference:.1e}" + (" (relative)" if relative else ""),
+        "max_diff_vs_pkex": "reference"
+        if difference is None
+        else f"{difference:.1e}" + (" (relative)" if relative else ""),
     }
 
 

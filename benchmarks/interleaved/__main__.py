@@ -67,8 +67,9 @@ print(json.dumps(min(times)))
 def time_once(root, setup, repeats):
     code = TIMER.format(root=str(root), setup=setup, repeats=repeats)
     env = {**os.environ, "PYTHONPATH": str(root)}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                         check=True, cwd=root)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True, cwd=root
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -76,10 +77,18 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", required=True, type=Path)
     parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--repeats", type=int, default=3,
-                        help="calls per process after the warm-up; the fastest counts")
-    parser.add_argument("--only", nargs="*", default=None,
-                        help="workloads whose name starts with one of these words")
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=3,
+        help="calls per process after the warm-up; the fastest counts",
+    )
+    parser.add_argument(
+        "--only",
+        nargs="*",
+        default=None,
+        help="workloads whose name starts with one of these words",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     rows = []
@@ -92,10 +101,14 @@ def main(argv=None):
             for root, times in pair if r % 2 == 0 else pair[::-1]:
                 times.append(time_once(root, setup, args.repeats))
         ratios = np.array(this) / np.array(base)
-        rows.append((name, np.median(base), np.median(this), np.median(ratios), ratios.min(),
-                     ratios.max()))
-        print(f"{name}: base {rows[-1][1]:.3f} s, this {rows[-1][2]:.3f} s, "
-              f"ratio {rows[-1][3]:.3f} [{rows[-1][4]:.3f}, {rows[-1][5]:.3f}]", flush=True)
+        rows.append(
+            (name, np.median(base), np.median(this), np.median(ratios), ratios.min(), ratios.max())
+        )
+        print(
+            f"{name}: base {rows[-1][1]:.3f} s, this {rows[-1][2]:.3f} s, "
+            f"ratio {rows[-1][3]:.3f} [{rows[-1][4]:.3f}, {rows[-1][5]:.3f}]",
+            flush=True,
+        )
     args.out.mkdir(parents=True, exist_ok=True)
     lines = [
         f"`python -m benchmarks.interleaved --base <checkout> --rounds {args.rounds} "
@@ -106,8 +119,10 @@ def main(argv=None):
         "| workload | base (s) | this (s) | ratio | range |",
         "|---|---|---|---|---|",
     ]
-    lines += [f"| {n} | {b:.3f} | {t:.3f} | {r:.3f} | [{lo:.3f}, {hi:.3f}] |"
-              for n, b, t, r, lo, hi in rows]
+    lines += [
+        f"| {n} | {b:.3f} | {t:.3f} | {r:.3f} | [{lo:.3f}, {hi:.3f}] |"
+        for n, b, t, r, lo, hi in rows
+    ]
     (args.out / "interleaved.md").write_text("\n".join(lines) + "\n")
 
 

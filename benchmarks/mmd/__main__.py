@@ -42,11 +42,25 @@ def permutation_cost(n_permutations, seed):
     for permutations in (0, n_permutations):
         start = time.perf_counter()
         MMDShapleyAttributor(n_permutations=permutations, random_state=seed).fit(X, y)
-        rows.append({"experiment": "cost", "setting": f"{permutations} permutations",
-                     "value": time.perf_counter() - start, "low": "", "high": ""})
+        rows.append(
+            {
+                "experiment": "cost",
+                "setting": f"{permutations} permutations",
+                "value": time.perf_counter() - start,
+                "low": "",
+                "high": "",
+            }
+        )
     extra = (rows[1]["value"] - rows[0]["value"]) / n_permutations
-    rows.append({"experiment": "cost", "setting": "seconds per permutation", "value": extra,
-                 "low": "", "high": ""})
+    rows.append(
+        {
+            "experiment": "cost",
+            "setting": "seconds per permutation",
+            "value": extra,
+            "low": "",
+            "high": "",
+        }
+    )
     return rows
 
 
@@ -62,32 +76,66 @@ def at_scale(n_per_sample, seed):
     from benchmarks._measure import measure
 
     X, y = drifted(n_per_sample, seed)
-    params = {"estimator": "block", "n_permutations": 199, "alpha": ALPHA, "n_jobs": 2,
-              "random_state": seed}
+    params = {
+        "estimator": "block",
+        "n_permutations": 199,
+        "alpha": ALPHA,
+        "n_jobs": 2,
+        "random_state": seed,
+    }
     MMDShapleyAttributor(**params).fit(X[:: n_per_sample // 50], y[:: n_per_sample // 50])
-    seconds, peak, fitted = measure(lambda: MMDShapleyAttributor(**params).fit(X, y),
-                                    max_repeats=1)
+    seconds, peak, fitted = measure(lambda: MMDShapleyAttributor(**params).fit(X, y), max_repeats=1)
     setting = f"block, {n_per_sample} + {n_per_sample} rows, d = 20, 199 permutations"
-    rows = [{"experiment": "at scale", "setting": setting + ": seconds", "value": seconds,
-             "low": "", "high": ""},
-            {"experiment": "at scale", "setting": setting + ": peak MiB", "value": peak,
-             "low": "", "high": ""},
-            {"experiment": "at scale", "setting": setting + ": features kept at alpha 0.05",
-             "value": " ".join(map(str, fitted.get_support(indices=True))), "low": "",
-             "high": ""}]
+    rows = [
+        {
+            "experiment": "at scale",
+            "setting": setting + ": seconds",
+            "value": seconds,
+            "low": "",
+            "high": "",
+        },
+        {
+            "experiment": "at scale",
+            "setting": setting + ": peak MiB",
+            "value": peak,
+            "low": "",
+            "high": "",
+        },
+        {
+            "experiment": "at scale",
+            "setting": setting + ": features kept at alpha 0.05",
+            "value": " ".join(map(str, fitted.get_support(indices=True))),
+            "low": "",
+            "high": "",
+        },
+    ]
     errors, agree = [], 0
     for k in range(5):
         X, y = drifted(2000, seed + k)
         exact = MMDShapleyAttributor(estimator="unbiased", n_jobs=2).fit(X, y).shapley_values_
-        block = MMDShapleyAttributor(estimator="block", n_jobs=2,
-                                     random_state=seed + k).fit(X, y).shapley_values_
+        block = (
+            MMDShapleyAttributor(estimator="block", n_jobs=2, random_state=seed + k)
+            .fit(X, y)
+            .shapley_values_
+        )
         errors.append(np.linalg.norm(block - exact) / np.linalg.norm(exact))
         agree += set(np.argsort(-block)[:2]) == set(np.argsort(-exact)[:2])
-    rows += [{"experiment": "at scale", "setting": "block vs exact unbiased, 2000 + 2000 rows: "
-              "relative L2 error (mean of 5)", "value": float(np.mean(errors)),
-              "low": float(np.min(errors)), "high": float(np.max(errors))},
-             {"experiment": "at scale", "setting": "block vs exact: same top two features "
-              "(of 5 seeds)", "value": agree, "low": "", "high": ""}]
+    rows += [
+        {
+            "experiment": "at scale",
+            "setting": "block vs exact unbiased, 2000 + 2000 rows: relative L2 error (mean of 5)",
+            "value": float(np.mean(errors)),
+            "low": float(np.min(errors)),
+            "high": float(np.max(errors)),
+        },
+        {
+            "experiment": "at scale",
+            "setting": "block vs exact: same top two features (of 5 seeds)",
+            "value": agree,
+            "low": "",
+            "high": "",
+        },
+    ]
     return rows
 
 
@@ -98,21 +146,28 @@ def rejection_rates(shift, repetitions, seed):
         reference = rng.normal(size=(100, 5))
         current = rng.normal(size=(100, 5))
         current[:, 0] += shift
-        attributor = attribute_shift(reference, current, n_permutations=199,
-                                     random_state=int(rng.integers(2**31)))
+        attributor = attribute_shift(
+            reference, current, n_permutations=199, random_state=int(rng.integers(2**31))
+        )
         overall += attributor.pvalue_ <= ALPHA
         per_feature += attributor.pvalues_ <= ALPHA
     experiment = "null" if shift == 0 else f"mean shift {shift} in x0"
     rows = [_rate(experiment, "overall test", overall, repetitions)]
-    rows += [_rate(experiment, f"feature x{j}", int(k), repetitions)
-             for j, k in enumerate(per_feature)]
+    rows += [
+        _rate(experiment, f"feature x{j}", int(k), repetitions) for j, k in enumerate(per_feature)
+    ]
     return rows
 
 
 def _rate(experiment, setting, rejections, repetitions):
     interval = binomtest(int(rejections), repetitions).proportion_ci(0.95)
-    return {"experiment": experiment, "setting": setting, "value": rejections / repetitions,
-            "low": interval.low, "high": interval.high}
+    return {
+        "experiment": experiment,
+        "setting": setting,
+        "value": rejections / repetitions,
+        "low": interval.low,
+        "high": interval.high,
+    }
 
 
 def main(argv=None):
@@ -129,17 +184,27 @@ def main(argv=None):
     rows += rejection_rates(0.5, args.repetitions, args.seed + 1)
     table = markdown_table(
         ["experiment", "setting", "value", "95% interval"],
-        [[r["experiment"], r["setting"],
-          f"{r['value']:.4g}" if not isinstance(r["value"], str) else r["value"],
-          f"[{r['low']:.3f}, {r['high']:.3f}]" if r["low"] != "" else ""] for r in rows],
+        [
+            [
+                r["experiment"],
+                r["setting"],
+                f"{r['value']:.4g}" if not isinstance(r["value"], str) else r["value"],
+                f"[{r['low']:.3f}, {r['high']:.3f}]" if r["low"] != "" else "",
+            ]
+            for r in rows
+        ],
     )
     write_results(
-        args.out, "mmd", rows, "MMD attribution benchmark",
+        args.out,
+        "mmd",
+        rows,
+        "MMD attribution benchmark",
         f"`python -m benchmarks.mmd` (seed {args.seed}, {args.repetitions} repetitions). Cost "
         "rows are seconds; the other rows are rejection rates at alpha = "
         f"{ALPHA} with Clopper-Pearson intervals.",
         table,
     )
+
 
 if __name__ == "__main__":
     main()

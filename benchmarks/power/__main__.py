@@ -92,14 +92,25 @@ def two_samples(kind, d, n, rng):
 def dependence(kind, d, n, rng):
     X = rng.normal(size=(n, d))
     noise = rng.normal(size=n)
-    y = {"linear": X[:, 0] + 3 * noise, "quadratic": X[:, 0] ** 2 + 1.5 * noise,
-         "sine": np.sin(2 * X[:, 0]) + noise, "xor": np.sign(X[:, 0] * X[:, 1]),
-         "null": noise}[kind]
+    y = {
+        "linear": X[:, 0] + 3 * noise,
+        "quadratic": X[:, 0] ** 2 + 1.5 * noise,
+        "sine": np.sin(2 * X[:, 0]) + noise,
+        "xor": np.sign(X[:, 0] * X[:, 1]),
+        "null": noise,
+    }[kind]
     return X, y
 
 
-PLANTED = {"one": {0}, "variance": {0}, "correlation": {0, 1}, "linear": {0},
-           "quadratic": {0}, "sine": {0}, "xor": {0, 1}}
+PLANTED = {
+    "one": {0},
+    "variance": {0},
+    "correlation": {0, 1},
+    "linear": {0},
+    "quadratic": {0},
+    "sine": {0},
+    "xor": {0, 1},
+}
 
 
 def joint_median_pvalue(X, target, statistic, n_permutations, rng):
@@ -110,6 +121,7 @@ def joint_median_pvalue(X, target, statistic, n_permutations, rng):
     H = np.eye(len(X)) - 1.0 / len(X)
     Kc = H @ K @ H
     if statistic == "mmd":
+
         def value(labels):
             c = np.where(labels == 0, 1 / np.sum(labels == 0), -1 / np.sum(labels == 1))
             return c @ K @ c
@@ -120,6 +132,7 @@ def joint_median_pvalue(X, target, statistic, n_permutations, rng):
 
         def value(order):
             return np.sum(Kc * L[np.ix_(order, order)])
+
         target = np.arange(len(X))
     observed = value(target)
     null = np.array([value(rng.permutation(target)) for _ in range(n_permutations)])
@@ -141,10 +154,12 @@ def hyppo_pvalue(X, target, statistic, n_permutations, seed):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # hyppo warns below 1000 permutations
         if statistic == "mmd":
-            return MMD().test(X[target == 0], X[target == 1], reps=n_permutations,
-                              random_state=seed)[1]
-        return Hsic().test(X, target[:, None].astype(float), reps=n_permutations,
-                           random_state=seed)[1]
+            return MMD().test(
+                X[target == 0], X[target == 1], reps=n_permutations, random_state=seed
+            )[1]
+        return Hsic().test(
+            X, target[:, None].astype(float), reps=n_permutations, random_state=seed
+        )[1]
 
 
 def data_rng(kind, d, n, seed):
@@ -169,11 +184,13 @@ def one_repetition(statistic, kind, d, n, seed, n_permutations, methods=METHODS)
     if "pkex" in methods or "pkex-total" in methods:
         start = time.perf_counter()
         fitted = estimator(n_permutations=n_permutations, alpha=ALPHA, random_state=seed).fit(
-            X, target)
+            X, target
+        )
         seconds["pkex"] = seconds["pkex-total"] = time.perf_counter() - start
         result["pkex"] = fitted.pvalue_
-        totals = np.concatenate([[fitted.shapley_values_.sum()],
-                                 fitted.null_distribution_.sum(axis=1)])
+        totals = np.concatenate(
+            [[fitted.shapley_values_.sum()], fitted.null_distribution_.sum(axis=1)]
+        )
         result["pkex-total"] = (1 + np.sum(totals[1:] >= totals[0])) / (1 + n_permutations)
         any_flagged = bool(np.any(fitted.adjusted_pvalues_ <= ALPHA))
         planted = PLANTED.get(kind, set())
@@ -182,16 +199,18 @@ def one_repetition(statistic, kind, d, n, seed, n_permutations, methods=METHODS)
     if "pkex-1scale" in methods:
         start = time.perf_counter()
         single = estimator(n_permutations=n_permutations, scales=[1], random_state=seed).fit(
-            X, target)
+            X, target
+        )
         seconds["pkex-1scale"] = time.perf_counter() - start
-        result["pkex-1scale"] = (1 + np.sum(single.null_distribution_.sum(axis=1)
-                                            >= single.shapley_values_.sum())) / (
-            1 + n_permutations)
+        result["pkex-1scale"] = (
+            1 + np.sum(single.null_distribution_.sum(axis=1) >= single.shapley_values_.sum())
+        ) / (1 + n_permutations)
 
     others = {
         "hyppo": lambda: hyppo_pvalue(X, target, statistic, n_permutations, seed),
-        "joint-median": lambda: joint_median_pvalue(X, target, statistic, n_permutations,
-                                                    np.random.default_rng(seed)),
+        "joint-median": lambda: joint_median_pvalue(
+            X, target, statistic, n_permutations, np.random.default_rng(seed)
+        ),
         "univariate": lambda: univariate_pvalue(X, target, statistic),
     }
     for method, test in others.items():
@@ -202,8 +221,9 @@ def one_repetition(statistic, kind, d, n, seed, n_permutations, methods=METHODS)
     return result, seconds, any_flagged, kept
 
 
-def run_scenario(statistic, kind, d, n, repetitions, n_permutations, seed, cache, n_jobs,
-                 refresh=()):
+def run_scenario(
+    statistic, kind, d, n, repetitions, n_permutations, seed, cache, n_jobs, refresh=()
+):
     """Rows of one scenario, from the cache when there; ``refresh`` names methods to rerun
     (every method's data and permutations are seeded, so the others' cached rows stand)."""
     path = cache / f"{statistic}-{kind}-d{d}-n{n}-r{repetitions}-p{n_permutations}-s{seed}.json"
@@ -217,7 +237,8 @@ def run_scenario(statistic, kind, d, n, repetitions, n_permutations, seed, cache
     # Repetitions run in worker processes; each fit inside is single-threaded.
     outcomes = Parallel(n_jobs=n_jobs)(
         delayed(one_repetition)(statistic, kind, d, n, seed + r, n_permutations, methods)
-        for r in range(repetitions))
+        for r in range(repetitions)
+    )
     for result, timing, any_flagged, kept_planted in outcomes:
         for m in methods:
             pvalues[m].append(result[m])
@@ -225,13 +246,21 @@ def run_scenario(statistic, kind, d, n, repetitions, n_permutations, seed, cache
         flagged.append(any_flagged)
         if kept_planted is not None:
             kept.append(kept_planted)
-    rows = {m: {"statistic": statistic, "scenario": kind, "d": d, "n": n, "method": m,
-                "rejection_rate": float(np.mean(np.array(pvalues[m]) <= ALPHA)),
-                "seconds_per_test": seconds[m] / repetitions,
-                "fwer_adjusted": float(np.mean(flagged)) if kind == "null" and m == "pkex"
-                else "",
-                "planted_kept": float(np.mean(kept)) if kept and m == "pkex" else "",
-                "repetitions": repetitions} for m in methods}
+    rows = {
+        m: {
+            "statistic": statistic,
+            "scenario": kind,
+            "d": d,
+            "n": n,
+            "method": m,
+            "rejection_rate": float(np.mean(np.array(pvalues[m]) <= ALPHA)),
+            "seconds_per_test": seconds[m] / repetitions,
+            "fwer_adjusted": float(np.mean(flagged)) if kind == "null" and m == "pkex" else "",
+            "planted_kept": float(np.mean(kept)) if kept and m == "pkex" else "",
+            "repetitions": repetitions,
+        }
+        for m in methods
+    }
     rows = [rows.get(r["method"], r) for r in cached] if cached else list(rows.values())
     cache.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(rows))
@@ -248,13 +277,17 @@ def planted_repetition(seed, n_permutations):
     kind, d, n = PLANTED_SCENARIO
     X, groups = two_samples(kind, d, n, data_rng(kind, d, n, seed))
     if n_permutations:
-        fitted = MMDShapleyAttributor(n_permutations=n_permutations, alpha=ALPHA,
-                                      random_state=seed).fit(X, groups)
+        fitted = MMDShapleyAttributor(
+            n_permutations=n_permutations, alpha=ALPHA, random_state=seed
+        ).fit(X, groups)
         return {f"pkex, {n_permutations} permutations (maxT)": bool(fitted.get_support()[0])}
     first, second = X[groups == 0], X[groups == 1]
-    return {"t-test, Bonferroni": bool(ttest_ind(first, second).pvalue[0] * d <= ALPHA),
-            "Kolmogorov-Smirnov, Bonferroni":
-                bool(ks_2samp(first[:, 0], second[:, 0]).pvalue * d <= ALPHA)}
+    return {
+        "t-test, Bonferroni": bool(ttest_ind(first, second).pvalue[0] * d <= ALPHA),
+        "Kolmogorov-Smirnov, Bonferroni": bool(
+            ks_2samp(first[:, 0], second[:, 0]).pvalue * d <= ALPHA
+        ),
+    }
 
 
 def planted_selection(repetitions, seed, cache, n_jobs):
@@ -265,12 +298,18 @@ def planted_selection(repetitions, seed, cache, n_jobs):
     rows = []
     for n_permutations in (*PLANTED_PERMUTATIONS, 0):
         outcomes = Parallel(n_jobs=n_jobs)(
-            delayed(planted_repetition)(seed + r, n_permutations) for r in range(repetitions))
+            delayed(planted_repetition)(seed + r, n_permutations) for r in range(repetitions)
+        )
         for method in outcomes[0]:
             kept = float(np.mean([outcome[method] for outcome in outcomes]))
-            rows.append({"method": method, "kept": kept,
-                         "standard_error": float(np.sqrt(kept * (1 - kept) / repetitions)),
-                         "repetitions": repetitions})
+            rows.append(
+                {
+                    "method": method,
+                    "kept": kept,
+                    "standard_error": float(np.sqrt(kept * (1 - kept) / repetitions)),
+                    "repetitions": repetitions,
+                }
+            )
     cache.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(rows))
     return rows
@@ -278,12 +317,15 @@ def planted_selection(repetitions, seed, cache, n_jobs):
 
 def planted_table(rows):
     kind, d, n = PLANTED_SCENARIO
-    title = (f"\n## Selection of the shifted feature: 0.5 sd in 1 of {d} features, {n} per "
-             f"sample, alpha = {ALPHA}\n\nShare of {rows[0]['repetitions']} data sets in which "
-             "the shifted feature is kept (plus or minus one Monte-Carlo standard error).\n\n")
+    title = (
+        f"\n## Selection of the shifted feature: 0.5 sd in 1 of {d} features, {n} per "
+        f"sample, alpha = {ALPHA}\n\nShare of {rows[0]['repetitions']} data sets in which "
+        "the shifted feature is kept (plus or minus one Monte-Carlo standard error).\n\n"
+    )
     return title + markdown_table(
         ["method", "kept"],
-        [[r["method"], f"{r['kept']:.3f} +- {r['standard_error']:.3f}"] for r in rows])
+        [[r["method"], f"{r['kept']:.3f} +- {r['standard_error']:.3f}"] for r in rows],
+    )
 
 
 def scenarios(quick):
@@ -307,16 +349,28 @@ def summary(rows):
     for (statistic, kind, d, n), methods in by.items():
         rates = {m: methods[m]["rejection_rate"] for m in METHODS}
         best_standard = max(rates["hyppo"], rates["joint-median"])
-        table.append([statistic.upper(), kind, d, n]
-                     + [f"{rates[m]:.2f}" for m in METHODS]
-                     + [f"{rates['pkex'] - best_standard:+.2f}",
-                        _rate(methods["pkex"]["fwer_adjusted"]),
-                        _rate(methods["pkex"]["planted_kept"]),
-                        f"{methods['pkex']['seconds_per_test']:.2f}",
-                        f"{methods['hyppo']['seconds_per_test']:.2f}"])
-    header = (["test", "scenario", "d", "n"] + list(METHODS)
-              + ["pkex - best standard", "maxT FWER (null)", "planted kept (alpha=0.05)",
-                 "pkex s", "hyppo s"])
+        table.append(
+            [statistic.upper(), kind, d, n]
+            + [f"{rates[m]:.2f}" for m in METHODS]
+            + [
+                f"{rates['pkex'] - best_standard:+.2f}",
+                _rate(methods["pkex"]["fwer_adjusted"]),
+                _rate(methods["pkex"]["planted_kept"]),
+                f"{methods['pkex']['seconds_per_test']:.2f}",
+                f"{methods['hyppo']['seconds_per_test']:.2f}",
+            ]
+        )
+    header = (
+        ["test", "scenario", "d", "n"]
+        + list(METHODS)
+        + [
+            "pkex - best standard",
+            "maxT FWER (null)",
+            "planted kept (alpha=0.05)",
+            "pkex s",
+            "hyppo s",
+        ]
+    )
     return markdown_table(header, table)
 
 
@@ -327,21 +381,36 @@ def draw_figure(rows, path):
     import matplotlib.pyplot as plt
 
     # The planted-selection scenario is one point at its own n, not a curve.
-    mmd = [r for r in rows if r["statistic"] == "mmd"
-           and (r["scenario"], r["d"], r["n"]) != PLANTED_SCENARIO]
+    mmd = [
+        r
+        for r in rows
+        if r["statistic"] == "mmd" and (r["scenario"], r["d"], r["n"]) != PLANTED_SCENARIO
+    ]
     kinds = [k for k in MMD_KINDS]
     sizes = sorted({r["n"] for r in mmd})
-    fig, axes = plt.subplots(len(sizes), len(kinds), figsize=(3 * len(kinds), 2.6 * len(sizes)),
-                             sharey=True, squeeze=False)
+    fig, axes = plt.subplots(
+        len(sizes),
+        len(kinds),
+        figsize=(3 * len(kinds), 2.6 * len(sizes)),
+        sharey=True,
+        squeeze=False,
+    )
     for i, n in enumerate(sizes):
         for k, kind in enumerate(kinds):
             ax = axes[i, k]
             for method in METHODS:
-                points = sorted((r["d"], r["rejection_rate"]) for r in mmd
-                                if r["scenario"] == kind and r["n"] == n and r["method"] == method)
+                points = sorted(
+                    (r["d"], r["rejection_rate"])
+                    for r in mmd
+                    if r["scenario"] == kind and r["n"] == n and r["method"] == method
+                )
                 if points:
-                    ax.plot(*zip(*points), marker="o", label=method,
-                            linewidth=2.5 if method == "pkex" else 1)
+                    ax.plot(
+                        *zip(*points),
+                        marker="o",
+                        label=method,
+                        linewidth=2.5 if method == "pkex" else 1,
+                    )
             ax.axhline(ALPHA, color="grey", linestyle=":", linewidth=1)
             ax.set_xscale("log")
             ax.set_title(f"{kind}, n = {n} + {n}", fontsize=9)
@@ -360,23 +429,47 @@ def main(argv=None):
     parser.add_argument("--permutations", type=int, default=199)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=RESULTS)
-    parser.add_argument("--planted-repetitions", type=int, default=400,
-                        help="data sets for the planted-feature selection table (default: 400)")
-    parser.add_argument("--n-jobs", type=int, default=2,
-                        help="repetitions run in parallel processes (default: 2)")
-    parser.add_argument("--quick", action="store_true",
-                        help="n = 100 and d in {5, 20} only (a smoke run)")
-    parser.add_argument("--refresh", nargs="+", choices=METHODS, default=(),
-                        help="rerun these methods in cached scenarios (after a change to them)")
+    parser.add_argument(
+        "--planted-repetitions",
+        type=int,
+        default=400,
+        help="data sets for the planted-feature selection table (default: 400)",
+    )
+    parser.add_argument(
+        "--n-jobs", type=int, default=2, help="repetitions run in parallel processes (default: 2)"
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="n = 100 and d in {5, 20} only (a smoke run)"
+    )
+    parser.add_argument(
+        "--refresh",
+        nargs="+",
+        choices=METHODS,
+        default=(),
+        help="rerun these methods in cached scenarios (after a change to them)",
+    )
     args = parser.parse_args(argv)
     rows = []
     for job in progress(scenarios(args.quick), desc="power benchmark", file=sys.stderr):
-        rows += run_scenario(*job, args.repetitions, args.permutations, args.seed,
-                             args.out / "cache", args.n_jobs, args.refresh)
-    planted = [] if args.quick else planted_selection(
-        args.planted_repetitions, args.seed, args.out / "cache", args.n_jobs)
+        rows += run_scenario(
+            *job,
+            args.repetitions,
+            args.permutations,
+            args.seed,
+            args.out / "cache",
+            args.n_jobs,
+            args.refresh,
+        )
+    planted = (
+        []
+        if args.quick
+        else planted_selection(args.planted_repetitions, args.seed, args.out / "cache", args.n_jobs)
+    )
     write_results(
-        args.out, "power", rows, "Power and size of the overall tests",
+        args.out,
+        "power",
+        rows,
+        "Power and size of the overall tests",
         f"`python -m benchmarks.power --repetitions {args.repetitions} --permutations "
         f"{args.permutations} --seed {args.seed}`; alpha = {ALPHA}; each rate over "
         f"{args.repetitions} data sets (Monte-Carlo standard error up to "

@@ -30,8 +30,14 @@ PLANTED = 5
 def planted(n, d, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d))
-    y = (X[:, 0] + X[:, 1] ** 2 + np.sin(3 * X[:, 2]) + X[:, 3] + 0.5 * X[:, 4]
-         + 0.3 * rng.normal(size=n))
+    y = (
+        X[:, 0]
+        + X[:, 1] ** 2
+        + np.sin(3 * X[:, 2])
+        + X[:, 3]
+        + 0.5 * X[:, 4]
+        + 0.3 * rng.normal(size=n)
+    )
     return X, y
 
 
@@ -56,12 +62,24 @@ def _fit(method, X, y, permutations):
 def worker(method, n, d, permutations):
     X, y = planted(int(n), int(d))
     _fit(method, X[:50], y[:50], 0)  # compile and import outside the measurement
-    seconds, peak, (scores, detail) = measure(lambda: _fit(method, X, y, int(permutations)),
-                                              max_repeats=1)
+    seconds, peak, (scores, detail) = measure(
+        lambda: _fit(method, X, y, int(permutations)), max_repeats=1
+    )
     found = len(set(np.argsort(-scores, kind="stable")[:PLANTED]) & set(range(PLANTED)))
-    print(json.dumps({"method": method, "n": int(n), "d": int(d),
-                      "permutations": int(permutations), "seconds": round(seconds, 3),
-                      "peak_mib": round(peak, 1), "found": found, "detail": detail}))
+    print(
+        json.dumps(
+            {
+                "method": method,
+                "n": int(n),
+                "d": int(d),
+                "permutations": int(permutations),
+                "seconds": round(seconds, 3),
+                "peak_mib": round(peak, 1),
+                "found": found,
+                "detail": detail,
+            }
+        )
+    )
 
 
 def main(argv=None):
@@ -74,30 +92,57 @@ def main(argv=None):
     if args.worker:
         worker(*args.worker)
         return
-    jobs = ([(m, n, 20, 0) for n in args.rows for m in METHODS]
-            + [(m, n, d, 0) for n in (100, 200, 500) for d in args.features for m in METHODS]
-            + [("pkex", 3000, 20, p) for p in (0, 999)])
+    jobs = (
+        [(m, n, 20, 0) for n in args.rows for m in METHODS]
+        + [(m, n, d, 0) for n in (100, 200, 500) for d in args.features for m in METHODS]
+        + [("pkex", 3000, 20, p) for p in (0, 999)]
+    )
     rows = []
     for job in jobs:
         try:
             rows.append(run_worker("benchmarks.scale", *job, timeout=1800))
         except Exception as error:  # a method that fails or times out is reported, not fatal
-            rows.append({"method": job[0], "n": job[1], "d": job[2], "permutations": job[3],
-                         "seconds": "failed", "peak_mib": "", "found": "",
-                         "detail": str(error).splitlines()[-1][:80]})
+            rows.append(
+                {
+                    "method": job[0],
+                    "n": job[1],
+                    "d": job[2],
+                    "permutations": job[3],
+                    "seconds": "failed",
+                    "peak_mib": "",
+                    "found": "",
+                    "detail": str(error).splitlines()[-1][:80],
+                }
+            )
         print(rows[-1], file=sys.stderr, flush=True)
     table = markdown_table(
         ["method", "n", "d", "permutations", "seconds", "peak MiB", "found (of 5)", "detail"],
-        [[r["method"], r["n"], r["d"], r["permutations"], r["seconds"], r["peak_mib"],
-          r["found"], r["detail"]] for r in rows])
+        [
+            [
+                r["method"],
+                r["n"],
+                r["d"],
+                r["permutations"],
+                r["seconds"],
+                r["peak_mib"],
+                r["found"],
+                r["detail"],
+            ]
+            for r in rows
+        ],
+    )
     by = {(r["method"], r["n"], r["d"], r["permutations"]): r["seconds"] for r in rows}
     ratio = by.get(("pkex", 3000, 20, 999)), by.get(("pkex", 3000, 20, 0))
-    note = (f"Command: `python -m benchmarks.scale --rows {' '.join(map(str, args.rows))} "
-            f"--features {' '.join(map(str, args.features))}`; one fit per cell on this "
-            "machine (2 cores, shared).")
+    note = (
+        f"Command: `python -m benchmarks.scale --rows {' '.join(map(str, args.rows))} "
+        f"--features {' '.join(map(str, args.features))}`; one fit per cell on this "
+        "machine (2 cores, shared)."
+    )
     if all(isinstance(v, float) for v in ratio):
-        note += (f"\n\n999 permutations at n = 3000, d = 20: {ratio[0]:.1f} s against "
-                 f"{ratio[1]:.1f} s without, {ratio[0] / ratio[1]:.1f}x.")
+        note += (
+            f"\n\n999 permutations at n = 3000, d = 20: {ratio[0]:.1f} s against "
+            f"{ratio[1]:.1f} s without, {ratio[0] / ratio[1]:.1f}x."
+        )
     write_results(args.out, "scale", rows, "Scale: fit time and peak memory", note, table)
 
 

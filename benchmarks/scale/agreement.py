@@ -47,17 +47,24 @@ def main(argv=None):
             exact, exact_time = _fit(X, y, estimator="biased")
             top = set(np.argsort(-exact)[:5])
             for block_size, repetitions in SETTINGS:
-                values, seconds = _fit(X, y, estimator="block", block_size=block_size,
-                                       n_repetitions=repetitions)
-                rows.append({
-                    "task": task, "seed": seed, "B": block_size, "R": repetitions,
-                    "spearman": spearmanr(exact, values).statistic,
-                    "pearson": np.corrcoef(exact, values)[0, 1],
-                    "top5": len(top & set(np.argsort(-values)[:5])),
-                    "relevant": set(np.argsort(-values)[:5]) == set(range(5)),
-                    "seconds": seconds, "exact_seconds": exact_time,
-                    "exact_relevant": top == set(range(5)),
-                })
+                values, seconds = _fit(
+                    X, y, estimator="block", block_size=block_size, n_repetitions=repetitions
+                )
+                rows.append(
+                    {
+                        "task": task,
+                        "seed": seed,
+                        "B": block_size,
+                        "R": repetitions,
+                        "spearman": spearmanr(exact, values).statistic,
+                        "pearson": np.corrcoef(exact, values)[0, 1],
+                        "top5": len(top & set(np.argsort(-values)[:5])),
+                        "relevant": set(np.argsort(-values)[:5]) == set(range(5)),
+                        "seconds": seconds,
+                        "exact_seconds": exact_time,
+                        "exact_relevant": top == set(range(5)),
+                    }
+                )
                 print(rows[-1], flush=True)
     lines = [
         f"# Block against exact attribution, friedman1 n = {args.n}, d = 20 "
@@ -71,8 +78,9 @@ def main(argv=None):
     ]
     for task in ("regression", "classification"):
         for block_size, repetitions in SETTINGS:
-            group = [r for r in rows if (r["task"], r["B"], r["R"]) == (task, block_size,
-                                                                         repetitions)]
+            group = [
+                r for r in rows if (r["task"], r["B"], r["R"]) == (task, block_size, repetitions)
+            ]
             lines.append(
                 f"| {task} | {block_size} | {repetitions} | "
                 f"{np.mean([r['pearson'] for r in group]):.3f} "
@@ -83,7 +91,8 @@ def main(argv=None):
                 f"{sum(r['relevant'] for r in group)}/{len(group)} "
                 f"(exact {sum(r['exact_relevant'] for r in group)}/{len(group)}) | "
                 f"{np.median([r['seconds'] for r in group]):.2f} | "
-                f"{np.median([r['exact_seconds'] for r in group]):.2f} |")
+                f"{np.median([r['exact_seconds'] for r in group]):.2f} |"
+            )
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "agreement.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -31,7 +31,8 @@ def _search(memory, X, y):
     search = GridSearchCV(pipeline, grid, cv=KFold(5)).fit(X, y)
     best = search.best_params_
     return (best["select__n_features_to_select"], best["svr__C"], best["svr__gamma"]), (
-        search.best_score_)
+        search.best_score_
+    )
 
 
 def _rank_once_per_fold(X, y):
@@ -52,21 +53,29 @@ def main():
     X, y = make_friedman1(n_samples=1000, n_features=20, noise=1.0, random_state=0)
     HSICShapleySelector().fit(X[:50], y[:50])  # compile outside the timings
     rows = []
-    for name, run in [("GridSearchCV, no cache", lambda: _search(None, X, y)),
-                      ("GridSearchCV, memory=folder",
-                       lambda: _search(tempfile.mkdtemp(), X, y)),
-                      ("rank once per fold (by hand)", lambda: _rank_once_per_fold(X, y))]:
+    for name, run in [
+        ("GridSearchCV, no cache", lambda: _search(None, X, y)),
+        ("GridSearchCV, memory=folder", lambda: _search(tempfile.mkdtemp(), X, y)),
+        ("rank once per fold (by hand)", lambda: _rank_once_per_fold(X, y)),
+    ]:
         start = time.perf_counter()
         best, score = run()
         rows.append((name, time.perf_counter() - start, best, score))
         print(rows[-1], flush=True)
     baseline = rows[-1][1]
-    lines = ["# Grid search over the number of features, with and without memory", "",
-             "Command: `python -m benchmarks.scale.grid` (friedman1, n = 1000, d = 20; 3 x 6 "
-             "settings, 5 folds: 91 selector fits in the pipeline).", "",
-             "| way | seconds | / by hand | best (k, C, gamma) | CV R^2 |", "|---|---|---|---|---|"]
-    lines += [f"| {name} | {seconds:.1f} | {seconds / baseline:.2f} | {best} | {score:.4f} |"
-              for name, seconds, best, score in rows]
+    lines = [
+        "# Grid search over the number of features, with and without memory",
+        "",
+        "Command: `python -m benchmarks.scale.grid` (friedman1, n = 1000, d = 20; 3 x 6 "
+        "settings, 5 folds: 91 selector fits in the pipeline).",
+        "",
+        "| way | seconds | / by hand | best (k, C, gamma) | CV R^2 |",
+        "|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {name} | {seconds:.1f} | {seconds / baseline:.2f} | {best} | {score:.4f} |"
+        for name, seconds, best, score in rows
+    ]
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "grid.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -85,10 +85,17 @@ def measure_d(d, seed):
             f_x = float(weights @ np.prod(Z, axis=1))
             errors.append(abs(phi.sum() - (f_x - weights.sum())))
         error = float(np.mean(errors))
-        rows.append({"method": method, "d": d,
-                     "abs_error": error if np.isfinite(error) else float("inf"),
-                     "seconds": seconds / len(points), "points": len(points),
-                     "f_spread": float(np.std(outputs)), "f_mean": float(np.mean(outputs))})
+        rows.append(
+            {
+                "method": method,
+                "d": d,
+                "abs_error": error if np.isfinite(error) else float("inf"),
+                "seconds": seconds / len(points),
+                "points": len(points),
+                "f_spread": float(np.std(outputs)),
+                "f_mean": float(np.mean(outputs)),
+            }
+        )
     return rows
 
 
@@ -100,27 +107,50 @@ def figure(rows, path):
 
     with open(PUBLISHED) as f:
         published = list(csv.DictReader(f))
-    colours = {"pkex": "#d62728", "recursion": "#1f77b4", "fft": "#2ca02c",
-               "chebyshev": "#9467bd", "enumeration": "#7f7f7f"}
+    colours = {
+        "pkex": "#d62728",
+        "recursion": "#1f77b4",
+        "fft": "#2ca02c",
+        "chebyshev": "#9467bd",
+        "enumeration": "#7f7f7f",
+    }
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
     for method, colour in colours.items():
         ours = [r for r in rows if r["method"] == method]
         if ours:
             d = [r["d"] for r in ours]
-            left.loglog(d, [max(r["abs_error"], 1e-18) for r in ours], "o-", color=colour,
-                        label=f"{method} (this run)")
+            left.loglog(
+                d,
+                [max(r["abs_error"], 1e-18) for r in ours],
+                "o-",
+                color=colour,
+                label=f"{method} (this run)",
+            )
             right.loglog(d, [r["seconds"] for r in ours], "o-", color=colour, label=method)
         # The published "pkex" is the recursion.
         name = "pkex" if method == "recursion" else method
         theirs = [r for r in published if r["method"] == name and method != "pkex"]
         if theirs:
-            left.loglog([float(r["d"]) for r in theirs], [float(r["abs_error"]) for r in theirs],
-                        "x:", color=colour, label=f"{method} (published)")
-            right.loglog([float(r["d"]) for r in theirs], [float(r["seconds"]) for r in theirs],
-                         "x:", color=colour)
+            left.loglog(
+                [float(r["d"]) for r in theirs],
+                [float(r["abs_error"]) for r in theirs],
+                "x:",
+                color=colour,
+                label=f"{method} (published)",
+            )
+            right.loglog(
+                [float(r["d"]) for r in theirs],
+                [float(r["seconds"]) for r in theirs],
+                "x:",
+                color=colour,
+            )
     left.axhline(1e-10, color="black", linewidth=0.6, linestyle="--")
-    left.set(xlabel="d", ylabel="|sum(phi) - (f(x) - v(empty))|", title="Efficiency error",
-             ylim=(1e-18, 1e210))
+    left.set(
+        xlabel="d",
+        ylabel="|sum(phi) - (f(x) - v(empty))|",
+        title="Efficiency error",
+        ylim=(1e-18, 1e210),
+    )
     right.set(xlabel="d", ylabel="seconds per point", title="Time (published: 24 cores)")
     left.legend(fontsize=7)
     fig.tight_layout()
@@ -139,11 +169,26 @@ def main(argv=None):
         rows += measure_d(d, args.seed)
     table = markdown_table(
         ["d", "method", "abs error", "s / point", "f(x) spread"],
-        [[r["d"], r["method"], f"{r['abs_error']:.2e}", f"{r['seconds']:.4g}",
-          f"{r['f_spread']:.3f}"] for r in rows])
-    write_results(args.out, "results", rows, "Stability benchmark",
-                  f"`python -m benchmarks.stability` (seed {args.seed}); n = 500 training "
-                  "points; time per point on one thread.", table)
+        [
+            [
+                r["d"],
+                r["method"],
+                f"{r['abs_error']:.2e}",
+                f"{r['seconds']:.4g}",
+                f"{r['f_spread']:.3f}",
+            ]
+            for r in rows
+        ],
+    )
+    write_results(
+        args.out,
+        "results",
+        rows,
+        "Stability benchmark",
+        f"`python -m benchmarks.stability` (seed {args.seed}); n = 500 training "
+        "points; time per point on one thread.",
+        table,
+    )
     save_figure(figure, rows, args.out / "figure.png")
 
 

@@ -8,8 +8,12 @@ from benchmarks.feature_selection import __main__ as harness
 from benchmarks.feature_selection import datasets
 
 SHAPES = {
-    "sonar": (208, 60), "wisconsin": (569, 30), "ionosphere": (351, 34),
-    "breast_cancer": (194, 33), "skillcraft": (3338, 19), "sml": (4137, 26),
+    "sonar": (208, 60),
+    "wisconsin": (569, 30),
+    "ionosphere": (351, 34),
+    "breast_cancer": (194, 33),
+    "skillcraft": (3338, 19),
+    "sml": (4137, 26),
     "parkinson": (5875, 20),
 }
 
@@ -20,8 +24,9 @@ def test_datasets_have_the_published_sizes(key):
     assert dataset.X.shape == SHAPES[key]
     assert len(dataset.y) == SHAPES[key][0]
     assert not dataset.X.isna().any().any()
-    assert dataset.task == ("classification" if key in {"sonar", "wisconsin", "ionosphere"}
-                            else "regression")
+    assert dataset.task == (
+        "classification" if key in {"sonar", "wisconsin", "ionosphere"} else "regression"
+    )
 
 
 def test_a_changed_file_is_refused(tmp_path, monkeypatch):
@@ -35,8 +40,7 @@ def test_a_changed_file_is_refused(tmp_path, monkeypatch):
 
 
 def test_quick_run_is_deterministic_and_resumable(tmp_path):
-    argv = ["--datasets", "sonar", "--methods", "pkex", "kbest", "--models", "gp", "svm",
-            "--quick"]
+    argv = ["--datasets", "sonar", "--methods", "pkex", "kbest", "--models", "gp", "svm", "--quick"]
     harness.main(argv + ["--out", str(tmp_path / "a")])
     harness.main(argv + ["--out", str(tmp_path / "b")])
     first = (tmp_path / "a" / "results.csv").read_bytes()
@@ -49,6 +53,7 @@ def test_quick_run_is_deterministic_and_resumable(tmp_path):
     report = (tmp_path / "a" / "results.md").read_text()
     assert "*published*" in report and "HSIC Lasso" not in report  # no hsiclasso: no claim
     # A rerun reads the cache instead of refitting.
-    cached = harness.run_task("clean", "sonar", "pkex", 0, harness.parse(argv + [
-        "--out", str(tmp_path / "a")]))
+    cached = harness.run_task(
+        "clean", "sonar", "pkex", 0, harness.parse(argv + ["--out", str(tmp_path / "a")])
+    )
     assert set(cached["models"]) == {"gp", "svm"}

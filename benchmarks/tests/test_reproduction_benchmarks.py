@@ -15,8 +15,12 @@ def test_interpolation_is_exact_for_small_d(nodes, n_features):
     Z = rng.uniform(0, 1, (15, n_features))
     weights = rng.normal(size=15)
     expected = enumeration_shapley(Z, weights)
-    np.testing.assert_allclose(interpolation_shapley(Z, weights, nodes), expected,
-                               rtol=0, atol=1e-10 * np.abs(weights).sum())
+    np.testing.assert_allclose(
+        interpolation_shapley(Z, weights, nodes),
+        expected,
+        rtol=0,
+        atol=1e-10 * np.abs(weights).sum(),
+    )
 
 
 def test_stability_benchmark_runs(tmp_path):
@@ -25,8 +29,7 @@ def test_stability_benchmark_runs(tmp_path):
     main(["--dims", "10", "12", "--out", str(tmp_path)])
     rows = list(csv.DictReader(open(tmp_path / "results.csv")))
     assert {"method", "d", "abs_error", "seconds"} <= set(rows[0])
-    assert {r["method"] for r in rows} == {"pkex", "recursion", "fft", "chebyshev",
-                                           "enumeration"}
+    assert {r["method"] for r in rows} == {"pkex", "recursion", "fft", "chebyshev", "enumeration"}
     pkex = [r for r in rows if r["method"] == "pkex"]
     assert all(float(r["abs_error"]) < 1e-10 for r in pkex)
 
@@ -34,8 +37,19 @@ def test_stability_benchmark_runs(tmp_path):
 def test_power_benchmark_runs(tmp_path):
     from benchmarks.power.__main__ import METHODS, main
 
-    main(["--quick", "--repetitions", "2", "--permutations", "19", "--n-jobs", "1",
-          "--out", str(tmp_path)])
+    main(
+        [
+            "--quick",
+            "--repetitions",
+            "2",
+            "--permutations",
+            "19",
+            "--n-jobs",
+            "1",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     rows = list(csv.DictReader(open(tmp_path / "power.csv")))
     assert {r["method"] for r in rows} == set(METHODS)
     assert {r["scenario"] for r in rows} >= {"one", "spread", "xor", "null"}
@@ -58,8 +72,11 @@ def test_power_benchmark_planted_selection_table(tmp_path):
 
     rows = planted_selection(2, 0, tmp_path, 1)
     assert [r["method"] for r in rows] == [
-        "pkex, 199 permutations (maxT)", "pkex, 999 permutations (maxT)",
-        "t-test, Bonferroni", "Kolmogorov-Smirnov, Bonferroni"]
+        "pkex, 199 permutations (maxT)",
+        "pkex, 999 permutations (maxT)",
+        "t-test, Bonferroni",
+        "Kolmogorov-Smirnov, Bonferroni",
+    ]
     assert all(r["kept"] in (0.0, 0.5, 1.0) and r["repetitions"] == 2 for r in rows)
     assert planted_selection(2, 0, tmp_path, 1) == rows  # read back from the cache
     assert "| t-test, Bonferroni |" in planted_table(rows)
@@ -78,8 +95,19 @@ def test_interactions_benchmark_agrees_with_shapiq(tmp_path):
 def test_explain_benchmark_prints_node_counts(tmp_path):
     from benchmarks.explain.__main__ import main
 
-    main(["--dims", "30", "--methods", "pkex", "pkex-exact", "--kernel", "narrow",
-          "--out", str(tmp_path)])
+    main(
+        [
+            "--dims",
+            "30",
+            "--methods",
+            "pkex",
+            "pkex-exact",
+            "--kernel",
+            "narrow",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     rows = {r["method"]: r for r in csv.DictReader(open(tmp_path / "explain.csv"))}
     assert rows["pkex-exact"]["nodes"] == "15"
     assert 1 <= int(rows["pkex"]["nodes"]) <= 15
@@ -90,8 +118,10 @@ def test_games_benchmark_fits_and_summarises_each_game():
     from benchmarks.games.__main__ import one_fit, summarise
     from benchmarks.games.overall import one_test
 
-    fits = {game: [one_fit("mmd-partial-null", game, seed, 19) for seed in range(2)]
-            for game in ("anova", "baseline")}
+    fits = {
+        game: [one_fit("mmd-partial-null", game, seed, 19) for seed in range(2)]
+        for game in ("anova", "baseline")
+    }
     for game, rows in fits.items():
         row = summarise("mmd-partial-null", game, rows)
         assert row["repetitions"] == 2 and len(row["kept"]) == 2
