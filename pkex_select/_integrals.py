@@ -204,9 +204,16 @@ def _cache_outside_the_package(dispatcher):
         from numba.core import caching
     except ImportError:  # pragma: no cover - numba moved its private caching module
         return dispatcher
+    # numba < 0.62 names the locators with a leading underscore.
+    locators = [
+        getattr(caching, name, None) or getattr(caching, "_" + name, None)
+        for name in ("UserProvidedCacheLocator", "UserWideCacheLocator")
+    ]
+    if None in locators or not hasattr(caching, "CompileResultCacheImpl"):
+        return dispatcher  # an unknown numba: compile on each run rather than cache in tree
 
     class OutOfTreeImpl(caching.CompileResultCacheImpl):
-        _locator_classes = [caching.UserProvidedCacheLocator, caching.UserWideCacheLocator]
+        _locator_classes = locators
 
     class OutOfTreeCache(caching.FunctionCache):
         _impl_class = OutOfTreeImpl

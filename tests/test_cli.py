@@ -1,5 +1,6 @@
 """The command-line tool and the examples, run as a user runs them (subprocesses)."""
 
+import importlib.util
 import json
 import os
 import re
@@ -12,6 +13,10 @@ import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+# Plots and the gallery's examples need matplotlib (the plot and test extras).
+needs_matplotlib = pytest.mark.skipif(
+    importlib.util.find_spec("matplotlib") is None, reason="needs matplotlib"
+)
 
 
 def run(*args, cwd=ROOT, env=None):
@@ -48,6 +53,7 @@ def csv_file(tmp_path):
     return path
 
 
+@needs_matplotlib
 def test_rank_csv_as_json_with_pvalues_and_plot(csv_file, tmp_path):
     plot = tmp_path / "ranking.png"
     result = run(
@@ -105,6 +111,7 @@ def run_example(name, cwd):
     return run(str(ROOT / "examples" / name), cwd=cwd, env={"MPLBACKEND": "Agg"})
 
 
+@needs_matplotlib
 def test_explain_example_adds_up(tmp_path):
     result = run_example("plot_explain_svm.py", tmp_path)
     assert result.returncode == 0, result.stderr
@@ -112,6 +119,7 @@ def test_explain_example_adds_up(tmp_path):
     assert float(gap.group(1)) < 1e-10
 
 
+@needs_matplotlib
 def test_xor_example_finds_the_pair_that_marginal_filters_miss(tmp_path):
     result = run_example("plot_xor_interactions.py", tmp_path)
     assert result.returncode == 0, result.stderr
@@ -119,6 +127,7 @@ def test_xor_example_finds_the_pair_that_marginal_filters_miss(tmp_path):
     assert "the F-test picks            [5, 9]" not in result.stdout
 
 
+@needs_matplotlib
 def test_pipeline_example_shows_selection_helping(tmp_path):
     result = run_example("plot_pipeline_svc.py", tmp_path)
     assert result.returncode == 0, result.stderr
@@ -128,6 +137,7 @@ def test_pipeline_example_shows_selection_helping(tmp_path):
     assert "0 of them noise" in result.stdout
 
 
+@needs_matplotlib
 def test_drift_example_flags_only_significant_features(tmp_path):
     result = run_example("plot_mmd_drift.py", tmp_path)
     assert result.returncode == 0, result.stderr
@@ -254,6 +264,7 @@ def test_options_before_the_command_are_honoured(csv_file):
         ("{tmp}/out.xyz", "cannot write '.xyz' files"),
     ],
 )
+@needs_matplotlib
 def test_plot_paths_are_checked_before_any_work(csv_file, tmp_path, plot, message):
     result = run(
         "-m",
@@ -269,6 +280,7 @@ def test_plot_paths_are_checked_before_any_work(csv_file, tmp_path, plot, messag
     assert result.stdout == "" and "Traceback" not in result.stderr
 
 
+@needs_matplotlib
 def test_plot_without_extension_says_where_it_went(csv_file, tmp_path):
     result = run(
         "-m",
@@ -392,6 +404,7 @@ def test_selection_flags_are_checked(csv_file, args, message):
     assert "random_state" not in result.stderr and "Traceback" not in result.stderr
 
 
+@needs_matplotlib
 def test_plot_given_a_folder_is_an_error(csv_file, tmp_path):
     result = run(
         "-m", "pkex_select", "rank", str(csv_file), "--target", "outcome", "--plot", str(tmp_path)

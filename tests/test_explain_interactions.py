@@ -1,6 +1,5 @@
 """The explainer's observational value function and interaction indices."""
 
-import matplotlib
 import numpy as np
 import pytest
 from sklearn.gaussian_process import GaussianProcessRegressor
@@ -12,8 +11,6 @@ from sklearn.svm import SVC, SVR
 from pkex_select import ProductKernelExplainer, plotting
 from pkex_select.kernels import factor_tensor
 from tests.references import interaction_reference, shapley_from_coalition_values
-
-matplotlib.use("Agg")
 
 ALL_MASKS = np.array([[(s >> j) & 1 for j in range(5)] for s in range(32)], dtype=bool)
 
@@ -108,6 +105,7 @@ def test_multiclass_interactions_have_an_outputs_axis(data):
 
 
 def test_order_two_explanations_refuse_order_one_views(data):
+    pytest.importorskip("matplotlib").use("Agg")
     X, y = data
     explanation = ProductKernelExplainer(SVR().fit(X, y)).explain(X[:3], index="SII", max_order=2)
     with pytest.raises(ValueError, match="SII interactions"):
