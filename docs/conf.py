@@ -22,6 +22,8 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    # MathJax copied into the build, so that equations render offline.
+    "sphinx-mathjax-offline",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
     "myst_parser",
