@@ -34,12 +34,31 @@ def test_every_guide_page_is_in_the_toctree():
     assert pages <= set(re.findall(r"^   (\w+)$", index, flags=re.MULTILINE))
 
 
-def test_readme_links_to_existing_guide_pages():
-    readme = (DOCS.parent / "README.md").read_text()
-    links = re.findall(r"\]\((docs/user_guide/[\w.]+\.rst)(?:#[\w-]+)?\)", readme)
-    assert len(links) >= 5
-    for link in links:
-        assert (DOCS.parent / link).exists(), link
+def test_readme_stands_on_its_own():
+    """Short, no relative links or images (they break on a package index page), and every
+    file and benchmark it names exists."""
+    root = DOCS.parent
+    readme = (root / "README.md").read_text()
+    assert len(readme.encode()) <= 10_000
+    targets = re.findall(r"\]\(([^)]+)\)", readme)
+    assert all(target.startswith("https://") for target in targets), targets
+    for path in re.findall(r"`((?:docs|benchmarks)/[\w./]+|LICENSE|CITATION\.cff)`", readme):
+        if "<name>" not in path:
+            assert (root / path).exists(), path
+    modules = re.findall(r"python -m (benchmarks(?:\.\w+)+)", readme)
+    assert len(modules) >= 4
+    for module in modules:
+        assert (root / module.replace(".", "/")).with_suffix(".py").exists() or (
+            root / module.replace(".", "/") / "__main__.py").exists(), module
+
+
+def test_every_benchmark_has_a_docs_page():
+    index = (DOCS / "benchmarks" / "index.rst").read_text()
+    listed = set(re.findall(r"^   (\w+)$", index, flags=re.MULTILINE))
+    with_results = {path.parent.parent.name for path in
+                    (DOCS.parent / "benchmarks").glob("*/results/*.md")}
+    assert with_results <= listed
+    assert all((DOCS / "benchmarks" / f"{name}.md").exists() for name in listed)
 
 
 def test_design_notes_are_in_the_build_and_name_modules_that_exist():
