@@ -49,14 +49,16 @@ def test_readme_stands_on_its_own():
     assert len(modules) >= 4
     for module in modules:
         assert (root / module.replace(".", "/")).with_suffix(".py").exists() or (
-            root / module.replace(".", "/") / "__main__.py").exists(), module
+            root / module.replace(".", "/") / "__main__.py"
+        ).exists(), module
 
 
 def test_every_benchmark_has_a_docs_page():
     index = (DOCS / "benchmarks" / "index.rst").read_text()
     listed = set(re.findall(r"^   (\w+)$", index, flags=re.MULTILINE))
-    with_results = {path.parent.parent.name for path in
-                    (DOCS.parent / "benchmarks").glob("*/results/*.md")}
+    with_results = {
+        path.parent.parent.name for path in (DOCS.parent / "benchmarks").glob("*/results/*.md")
+    }
     assert with_results <= listed
     assert all((DOCS / "benchmarks" / f"{name}.md").exists() for name in listed)
 
