@@ -17,11 +17,14 @@ that tests can ask), and the public functions validate, cut the pairs into tasks
 This module knows nothing about models, HSIC or MMD: it maps factors and weights to values.
 """
 
+from __future__ import annotations
+
 import warnings
 from dataclasses import dataclass
 from numbers import Real
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import _integrals
 from ._quadrature import DEFAULT_TOL, exact_node_count, gauss_rule, node_counts, series_rule
@@ -308,15 +311,15 @@ def _work(n_rows, n_features):
 
 
 def pair_contributions(
-    Z,
+    Z: ArrayLike,
     *,
-    removed_factors=None,
-    chunk_size=None,
-    n_jobs=None,
-    backend="auto",
-    tol=DEFAULT_TOL,
+    removed_factors: ArrayLike | None = None,
+    chunk_size: int | None = None,
+    n_jobs: int | None = None,
+    backend: str = "auto",
+    tol: float = DEFAULT_TOL,
     baseline=UNSET,
-):
+) -> np.ndarray:
     """Per-pair Shapley contributions: the linear map from pair weights to Shapley values.
 
     Row ``p`` holds ``(z_pj - r_pj) * integral_0^1 prod_{i != j} ((1 - t) r_pi + t z_pi) dt``,
@@ -404,16 +407,16 @@ def weighted_contributions(Z, weights, *, removed=None, backend="auto", tol=DEFA
 
 
 def shapley_values(
-    Z,
-    weights,
+    Z: ArrayLike,
+    weights: ArrayLike,
     *,
-    removed_factors=None,
-    chunk_size=None,
-    n_jobs=None,
-    backend="auto",
-    tol=DEFAULT_TOL,
+    removed_factors: ArrayLike | None = None,
+    chunk_size: int | None = None,
+    n_jobs: int | None = None,
+    backend: str = "auto",
+    tol: float = DEFAULT_TOL,
     baseline=UNSET,
-):
+) -> np.ndarray:
     """Exact Shapley values of the product-kernel pair game.
 
     The game is ``v(S) = sum_p w_p prod_{j in S} Z[p, j] prod_{j not in S} R[p, j]``:

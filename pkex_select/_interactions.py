@@ -19,7 +19,10 @@ division is exact to rounding unless some ``f`` is (nearly) zero; those pairs ta
 division-free route, leave-two-out products from prefix and suffix products, O(d^2) per pair.
 """
 
+from __future__ import annotations
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._engine import (
     UNSET,
@@ -152,17 +155,17 @@ def check_index(index, max_order):
 
 
 def interaction_values(
-    Z,
-    weights,
+    Z: ArrayLike,
+    weights: ArrayLike,
     *,
-    index="SII",
-    max_order=2,
-    removed_factors=None,
-    chunk_size=None,
-    n_jobs=None,
-    tol=DEFAULT_TOL,
+    index: str = "SII",
+    max_order: int = 2,
+    removed_factors: ArrayLike | None = None,
+    chunk_size: int | None = None,
+    n_jobs: int | None = None,
+    tol: float = DEFAULT_TOL,
     baseline=UNSET,
-):
+) -> np.ndarray:
     """Exact interaction indices of the product-kernel pair game.
 
     The game is ``v(S) = sum_p w_p prod_{j in S} Z[p, j] prod_{j not in S} B[p, j]`` as in

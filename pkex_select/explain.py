@@ -1,9 +1,12 @@
 """Exact local explanations of fitted scikit-learn product-kernel models."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 from sklearn.utils.validation import check_array
 
 from . import _models
@@ -50,7 +53,7 @@ class Explanation:
         return self.values.shape[0]
 
     @property
-    def max_order(self):
+    def max_order(self) -> int:
         """1 for per-feature values, 2 for pairwise interaction indices."""
         return INDICES[self.index]
 
@@ -143,7 +146,7 @@ class Explanation:
                 "Shapley values, or read the matrix from .values."
             )
 
-    def centred(self):
+    def centred(self) -> Explanation:
         """The values minus each feature's mean over the rows, the base values plus those means.
 
         Each row's values still add up to its output, and the base value becomes the mean
@@ -168,7 +171,7 @@ class Explanation:
             index=self.index,
         )
 
-    def to_frame(self):
+    def to_frame(self) -> pd.DataFrame:
         """The values as a pandas DataFrame (columns: features, or (output, feature) pairs)."""
         self._check_order_one("to_frame()")
         if self.values.ndim == 2:
@@ -179,7 +182,7 @@ class Explanation:
         flat = np.swapaxes(self.values, 1, 2).reshape(len(self), -1)
         return pd.DataFrame(flat, columns=columns)
 
-    def to_shap(self, centred=True):
+    def to_shap(self, centred: bool = True):
         """A :class:`shap.Explanation`, so that shap's plots can be used (needs shap).
 
         Parameters
@@ -402,7 +405,7 @@ class ProductKernelExplainer:
     def _shape_outputs(self, array):
         return array[..., 0] if len(self.output_names_) == 1 else array
 
-    def explain(self, X, index="SV", max_order=1):
+    def explain(self, X: ArrayLike, index: str = "SV", max_order: int = 1) -> Explanation:
         """Exact Shapley values (or interaction indices) of the model output for each row.
 
         Parameters
@@ -445,7 +448,7 @@ class ProductKernelExplainer:
             index=index,
         )
 
-    def coalition_value(self, X, subsets):
+    def coalition_value(self, X: ArrayLike, subsets) -> np.ndarray:
         """The value function ``v(S)``: the model output with features outside S removed.
 
         Parameters
@@ -470,7 +473,7 @@ class ProductKernelExplainer:
                 out[rows, s] = np.prod(np.where(mask, Z, removed), axis=2) @ weights + offset
         return self._shape_outputs(out)
 
-    def model_output(self, X):
+    def model_output(self, X: ArrayLike) -> np.ndarray:
         """The model output the explanations add up to (see the ``model`` parameter)."""
         self._prepare(X)
         return _models.model_output(self.model, from_arrow(X))

@@ -1,7 +1,11 @@
 """Exact Shapley values of HSIC, and feature selection by them."""
 
+from __future__ import annotations
+
 from numbers import Real
 
+import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
 from . import _pairgame
@@ -27,22 +31,22 @@ ESTIMATORS = ("biased", "unbiased", "block")
     prefer_skip_nested_validation=True,
 )
 def hsic_shapley_values(
-    K,
-    L,
+    K: ArrayLike,
+    L: ArrayLike,
     *,
-    estimator="biased",
-    block_size=20,
-    n_repetitions=10,
-    value_function="baseline",
-    scales=None,
-    n_permutations=0,
-    correction="maxT",
-    interactions=None,
-    random_state=None,
-    n_jobs=None,
-    verbose=0,
-    return_result=False,
-):
+    estimator: str = "biased",
+    block_size: int = 20,
+    n_repetitions: int = 10,
+    value_function: str = "baseline",
+    scales: ArrayLike | None = None,
+    n_permutations: int = 0,
+    correction: str = "maxT",
+    interactions: str | None = None,
+    random_state: int | np.random.RandomState | None = None,
+    n_jobs: int | None = None,
+    verbose: int = 0,
+    return_result: bool = False,
+) -> np.ndarray | _pairgame.Attribution:
     """Exact Shapley values of HSIC with the product kernel of the per-feature Gram matrices.
 
     The game is ``v(S) = HSIC(prod_{j in S} K[j], L)``; removing a feature sets its Gram

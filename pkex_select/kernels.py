@@ -15,9 +15,12 @@ delta      1 if a == b else 0 (categorical)    (unused)
 ========== =================================== =========================
 """
 
+from __future__ import annotations
+
 from numbers import Real
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = [
     "KERNELS",
@@ -37,7 +40,7 @@ BANDWIDTH_RULES = ("median", "scott", "silverman", "std")
 _MEDIAN_MAX_ROWS = 1000
 
 
-def kernel_factor(a, b, kernel, gamma=1.0):
+def kernel_factor(a: ArrayLike, b: ArrayLike, kernel: str, gamma: ArrayLike = 1.0) -> np.ndarray:
     """Value of a one-dimensional kernel factor, broadcasting ``a`` against ``b``.
 
     Parameters
@@ -93,7 +96,7 @@ def factor_of_difference(diff, kernel, gamma=1.0):
     return np.exp(diff, out=diff)
 
 
-def gamma_from_bandwidth(kernel, bandwidth):
+def gamma_from_bandwidth(kernel: str, bandwidth: ArrayLike) -> np.ndarray:
     """Convert bandwidths (length scales) into the ``gamma`` of each kernel factor.
 
     Examples
@@ -119,7 +122,7 @@ def gamma_from_bandwidth(kernel, bandwidth):
     raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}.")
 
 
-def bandwidths(X, rule="median"):
+def bandwidths(X: ArrayLike, rule: str | ArrayLike = "median") -> np.ndarray:
     """Per-feature bandwidths (length scales) by a rule of thumb.
 
     Parameters
@@ -217,7 +220,9 @@ def _as_gamma(gamma, n_features):
     return gamma
 
 
-def factor_tensor(A, B, kernels="rbf", gamma=1.0):
+def factor_tensor(
+    A: ArrayLike, B: ArrayLike, kernels: str | list = "rbf", gamma: ArrayLike = 1.0
+) -> np.ndarray:
     """Kernel factors between every row of ``A`` and every row of ``B``.
 
     Parameters
@@ -258,7 +263,7 @@ def factor_tensor(A, B, kernels="rbf", gamma=1.0):
     return Z
 
 
-def gram_matrices(X, kernels="rbf", gamma=1.0):
+def gram_matrices(X: ArrayLike, kernels: str | list = "rbf", gamma: ArrayLike = 1.0) -> np.ndarray:
     """Per-feature Gram matrices ``K[j] = [k_j(x_aj, x_bj)]_ab`` of shape (d, n, n).
 
     Examples

@@ -1,6 +1,9 @@
 """Exact Shapley values of MMD^2: which features make two samples differ."""
 
+from __future__ import annotations
+
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import StrOptions, validate_params
 
 from . import _pairgame
@@ -25,22 +28,22 @@ ESTIMATORS = ("biased", "unbiased", "block")
     prefer_skip_nested_validation=True,
 )
 def mmd_shapley_values(
-    K,
-    y,
+    K: ArrayLike,
+    y: ArrayLike,
     *,
-    estimator="biased",
-    block_size=20,
-    n_repetitions=10,
-    value_function="baseline",
-    scales=None,
-    n_permutations=0,
-    correction="maxT",
-    interactions=None,
-    random_state=None,
-    n_jobs=None,
-    verbose=0,
-    return_result=False,
-):
+    estimator: str = "biased",
+    block_size: int = 20,
+    n_repetitions: int = 10,
+    value_function: str = "baseline",
+    scales: ArrayLike | None = None,
+    n_permutations: int = 0,
+    correction: str = "maxT",
+    interactions: str | None = None,
+    random_state: int | np.random.RandomState | None = None,
+    n_jobs: int | None = None,
+    verbose: int = 0,
+    return_result: bool = False,
+) -> np.ndarray | _pairgame.Attribution:
     """Exact Shapley values of MMD^2 with the product kernel of the per-feature Gram matrices.
 
     The game is ``v(S) = MMD^2(prod_{j in S} K[j])`` between the samples named by ``y``;
@@ -360,7 +363,7 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         return tags
 
 
-def attribute_shift(X_p, X_q, **params):
+def attribute_shift(X_p: ArrayLike, X_q: ArrayLike, **params) -> MMDShapleyAttributor:
     """Fit an :class:`MMDShapleyAttributor` to the difference between two samples.
 
     Parameters
