@@ -50,11 +50,14 @@ def main(argv=None):
                 found.append(len(set(np.argsort(-selector.shapley_values_)[:5]) & set(range(5))))
                 power.append(selector.pvalue_ <= 0.05)
                 null_y = np.random.default_rng(seed + 1000).permutation(y)
-                null = HSICShapleySelector(scales=scales, n_permutations=199,
-                                           random_state=seed).fit(X, null_y)
+                null = HSICShapleySelector(
+                    scales=scales, n_permutations=199, random_state=seed
+                ).fit(X, null_y)
                 size.append(null.pvalue_ <= 0.05)
-            lines.append(f"| {d} | {label} | {np.mean(found):.1f} | {sum(power)}/{args.seeds} | "
-                         f"{sum(size)}/{args.seeds} | {np.median(seconds):.2f} |")
+            lines.append(
+                f"| {d} | {label} | {np.mean(found):.1f} | {sum(power)}/{args.seeds} | "
+                f"{sum(size)}/{args.seeds} | {np.median(seconds):.2f} |"
+            )
             print(lines[-1], flush=True)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "high_d.md").write_text("\n".join(lines) + "\n")
