@@ -198,7 +198,7 @@ def solve(
         scales = factors(pairs)
         pair_cells = None if removed is None else removed.cells.pair_cells(pairs)
         by_permutation = removed is not None and removed.by_permutation
-        values, moments = [], np.zeros((len(scales), 3))
+        values, pair_contributions, moments = [], [], np.zeros((len(scales), 3))
         pairwise, order_one = [], []
         # Every scale's weighted sums in one matrix product: the weights (n_perm, n_pairs)
         # are the large operand, so they are read once.
@@ -223,17 +223,17 @@ def solve(
                     )
                 )
             else:
-                values.append(contributions(Z, observed_removed, backend))
+                pair_contributions.append(contributions(Z, observed_removed, backend))
             if interaction_index is not None:
                 chunk_pairwise, chunk_order_one = chunk_interactions(
                     Z, observed_removed, chunk_weights[0][:, None], interaction_index, tol
                 )
                 pairwise.append(chunk_pairwise[..., 0])
                 order_one.append(chunk_order_one[:, 0])
-        if not by_permutation:
+        if not by_permutation:  # every scale's values from one matrix product
             n_features = scales[0].shape[1]
             values = (
-                (chunk_weights @ np.hstack(values))
+                (chunk_weights @ np.hstack(pair_contributions))
                 .reshape(len(chunk_weights), len(scales), n_features)
                 .transpose(1, 0, 2)
             )
