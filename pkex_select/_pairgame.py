@@ -240,24 +240,15 @@ def solve(
         extra = (np.array(pairwise), np.array(order_one)) if interaction_index else None
         return np.asarray(values), statistics, moments, extra
 
-    values = statistics = moments = 0.0
-    interactions = None
     if progress is not None:
         progress(0, len(plan.chunks))
-    for done, (chunk_values, chunk_statistics, chunk_moments, extra) in enumerate(
-        run_tasks(task, plan.chunks, n_jobs), start=1
-    ):
-        values = values + chunk_values
-        statistics = statistics + chunk_statistics
-        moments = moments + chunk_moments
-        if extra is not None:
-            interactions = (
-                extra
-                if interactions is None
-                else (interactions[0] + extra[0], interactions[1] + extra[1])
-            )
-        if progress is not None:
-            progress(done, len(plan.chunks))
+    try:
+        values, statistics, moments, interactions = _sum_chunks(
+            run_tasks(task, plan.chunks, n_jobs), progress, len(plan.chunks)
+        )
+    finally:
+        if progress is not None and hasattr(progress, "close"):
+            progress.close()  # a bar left open by an interruption ends its line
     if removed is not None:
         values = values + np.array(
             [removed.diagonal_values(s, values.shape[1]) for s in range(values.shape[0])]
@@ -271,6 +262,25 @@ def solve(
                 interactions[0] + np.array([p[..., 0] for p, _ in diagonal]),
                 interactions[1] + np.array([o[:, 0] for _, o in diagonal]),
             )
+    return values, statistics, moments, interactions
+
+
+def _sum_chunks(results, progress, n_chunks):
+    """The sums of :func:`solve`'s per-chunk results, reporting progress after each."""
+    values = statistics = moments = 0.0
+    interactions = None
+    for done, (chunk_values, chunk_statistics, chunk_moments, extra) in enumerate(results, start=1):
+        values = values + chunk_values
+        statistics = statistics + chunk_statistics
+        moments = moments + chunk_moments
+        if extra is not None:
+            interactions = (
+                extra
+                if interactions is None
+                else (interactions[0] + extra[0], interactions[1] + extra[1])
+            )
+        if progress is not None:
+            progress(done, n_chunks)
     return values, statistics, moments, interactions
 
 

@@ -71,33 +71,46 @@ def progress_printer(name, verbose):
 
     The bar is tqdm's when tqdm can be imported (with the time left), else a line rewritten
     at most every two seconds with the same estimate. Callers report ``progress(0, total)``
-    before the first task, so the bar appears as soon as the work starts.
+    before the first task, so the bar appears as soon as the work starts, and call
+    ``progress.close()`` when the work stops early.
     """
     if not verbose:
         return None
     try:
-        from tqdm import tqdm
+        import tqdm  # noqa: F401
     except ImportError:
         return _ProgressLine(name)
-    state = {}
+    return _ProgressBar(name)
 
-    def progress(done, total):
-        bar = state.get("bar")
-        if bar is None or bar.total != total:
-            bar = state["bar"] = tqdm(
+
+class _ProgressBar:
+    """tqdm's bar, opened at ``progress(0, total)`` and closed when the work is done or
+    interrupted (``close``), so that a message after an interruption starts on its own line."""
+
+    def __init__(self, name):
+        self.name, self.bar = name, None
+
+    def __call__(self, done, total):
+        from tqdm import tqdm
+
+        if self.bar is None or self.bar.total != total:
+            self.close()
+            self.bar = tqdm(
                 total=total,
-                desc=name,
+                desc=self.name,
                 unit="chunk",
                 file=sys.stderr,
                 mininterval=0.5,
                 smoothing=0.05,
             )
-        bar.update(done - bar.n)
+        self.bar.update(done - self.bar.n)
         if done == total:
-            bar.close()
-            state.pop("bar")
+            self.close()
 
-    return progress
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
 
 class _ProgressLine:
@@ -108,6 +121,12 @@ class _ProgressLine:
     def __init__(self, name):
         self.name = name
         self.start = self.shown = None
+        self.pending = False  # a line without its newline is on the terminal
+
+    def close(self):
+        if self.pending:
+            print(file=sys.stderr, flush=True)
+            self.pending = False
 
     def __call__(self, done, total):
         now = time.monotonic()
@@ -121,6 +140,7 @@ class _ProgressLine:
             f", about {_duration(elapsed * (total - done) / done)} left" if 0 < done < total else ""
         )
         end = "\n" if done == total or not sys.stderr.isatty() else ""
+        self.pending = not end
         print(
             f"\r[{self.name}] {done}/{total} chunks of pairs, {_duration(elapsed)}{left}",
             end=end,

@@ -462,3 +462,29 @@ def test_na_strings_in_text_columns_are_text(tmp_path):
     frame.to_csv(tmp_path / "numbers.csv", index=False)
     result = run("-m", "pkex_select", "rank", str(tmp_path / "numbers.csv"), "--target", "label")
     assert result.returncode == 2 and "missing values in x" in result.stderr
+
+
+def test_ctrl_c_ends_with_one_line_and_status_130(tmp_path):
+    import signal
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.normal(size=(50_000, 20)), columns=[f"x{j}" for j in range(20)])
+    frame["y"] = frame["x0"] + rng.normal(size=50_000)
+    frame.to_csv(tmp_path / "large.csv", index=False)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pkex_select", "rank", str(tmp_path / "large.csv"), "--target", "y"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+    )
+    shown = b""
+    while b"chunk" not in shown:  # the progress bar is up: the fit is running
+        byte = process.stderr.read(1)
+        assert byte, "the command ended before its progress bar appeared"
+        shown += byte
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 130
+    lines = (shown + err).decode().replace("\r", "\n").strip().splitlines()
+    assert lines[-1] == "pkex-select: interrupted"
+    assert "Traceback" not in (shown + err).decode() and out == b""
