@@ -476,15 +476,18 @@ def test_ctrl_c_ends_with_one_line_and_status_130(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         cwd=ROOT,
+        # A job started in the background of a shell inherits SIGINT ignored; a user's
+        # terminal delivers it, so give the command the default disposition.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     shown = b""
-    while b"chunk" not in shown:  # the progress bar is up: the fit is running
-        byte = process.stderr.read(1)
-        assert byte, "the command ended before its progress bar appeared"
-        shown += byte
+    while b"chunk" not in shown:  # the progress display is up: the fit is running
+        data = os.read(process.stderr.fileno(), 4096)  # unbuffered: communicate reads the rest
+        assert data, "the command ended before its progress appeared"
+        shown += data
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=120)
     assert process.returncode == 130
-    lines = (shown + err).decode().replace("\r", "\n").strip().splitlines()
-    assert lines[-1] == "pkex-select: interrupted"
-    assert "Traceback" not in (shown + err).decode() and out == b""
+    text = (shown + err).decode()
+    assert text.replace("\r", "\n").strip().splitlines()[-1] == "pkex-select: interrupted"
+    assert "Traceback" not in text and out == b""
