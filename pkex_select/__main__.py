@@ -270,7 +270,7 @@ def rank(
 ):
     """Fit the selector the command line describes; problems become :class:`UsageError`."""
     from . import HSICShapleySelector
-    from ._pvalues import permutations_needed
+    from ._pvalues import permutations_needed, smallest_adjusted_pvalue
     from ._validation import TargetTypeWarning
 
     if k is not None and alpha is not None:
@@ -282,10 +282,11 @@ def rank(
         raise UsageError("--alpha selects by permutation p-values; --permutations 0 gives none")
     if alpha is None and k is None and permutations:
         alpha = _DEFAULT_ALPHA
-    if alpha is not None and permutations and 1 / (permutations + 1) > alpha:
+    smallest = permutations and smallest_adjusted_pvalue("maxT", permutations, X.shape[1])
+    if alpha is not None and permutations and smallest > alpha:
         raise UsageError(
             f"with {permutations} permutations no p-value is below "
-            f"{1 / (permutations + 1):.3g}, so none can be <= {alpha:g}; use "
+            f"{smallest:.3g}, so none can be <= {alpha:g}; use "
             f"--permutations {permutations_needed('maxT', alpha, 1)} or more, "
             "or --k"
         )

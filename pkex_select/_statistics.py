@@ -250,48 +250,56 @@ class HSIC(_GramStatistic):
         if self.estimator == "block":
             return self._block_weights(gram, permutations, plan.n_blocks)
         n = gram.n_samples
-        arguments = gram.arguments(permutations)
         if self.estimator == "biased":
             # (HLH)_ab = L_ab - m_a - m_b + mean(L); the row means of a permuted L are permuted.
             scale = 2.0 / (n - 1) ** 2
-            centre = gram.row_means[permutations] - gram.row_means.mean() / 2.0
+            observed_centre = gram.row_means - gram.row_means.mean() / 2.0
         else:
             # [tr(K~L~) + 1'K~1 1'L~1 / ((n-1)(n-2)) - 2/(n-2) 1'K~L~1] / (n(n-3)) with K~, L~
             # the Gram matrices without their diagonals: linear in K~ with these weights.
             row_sums = n * gram.row_means - gram.diagonal
             scale = 2.0 / (n * (n - 3))
             constant = row_sums.sum() / ((n - 1) * (n - 2))
-            centre = row_sums[permutations] / (n - 2) - constant / 2.0
+            observed_centre = row_sums / (n - 2) - constant / 2.0
 
-        codes, representatives = gram.levels()
-        if len(permutations) > 1 and 8 * representatives.size**2 <= _DENSE_WEIGHT_BYTES:
-            # W_ab depends on a and b only through their target values, so under permutation
-            # k the weight of (a, b) is table[level of k_a, level of k_b]: one gather per
-            # pair and permutation instead of a kernel evaluation. The table is n x n for a
-            # continuous target, classes x classes for labels.
-            levels = gram.arguments(representatives[None])[0]
-            level_centres = centre[0, representatives]
-            table = np.concatenate(
-                [
-                    scale
-                    * (
-                        gram.entries(levels[rows, None], levels[None, :])
-                        - level_centres[rows, None]
-                        - level_centres[None, :]
-                    )
-                    for rows in row_slices(representatives.size, 8 * representatives.size)
-                ]
-            )
-            permuted = codes.astype(np.min_scalar_type(representatives.size))[permutations]
-
-            def weights(pairs):
-                return permuted_entries(table, permuted, pairs.a, pairs.b)
-
-            return weights
+        if len(permutations) > 1:
+            codes, representatives = gram.levels()
+            if 8 * representatives.size**2 <= _DENSE_WEIGHT_BYTES:
+                return self._table_weights(
+                    gram, scale, observed_centre, codes, representatives, permutations
+                )
+        arguments = gram.arguments(permutations)
+        centre = observed_centre[permutations]
 
         def weights(pairs):
             entries = gram.entries(arguments[:, pairs.a], arguments[:, pairs.b])
             return scale * (entries - centre[:, pairs.a] - centre[:, pairs.b])
+
+        return weights
+
+    @staticmethod
+    def _table_weights(gram, scale, observed_centre, codes, representatives, permutations):
+        """W_ab depends on a and b only through their target values, so under permutation k
+        the weight of (a, b) is table[level of k_a, level of k_b]: one gather per pair and
+        permutation instead of a kernel evaluation. The table is n x n for a continuous
+        target, classes x classes for labels."""
+        levels = gram.arguments(representatives[None])[0]
+        level_centres = observed_centre[representatives]
+        table = np.concatenate(
+            [
+                scale
+                * (
+                    gram.entries(levels[rows, None], levels[None, :])
+                    - level_centres[rows, None]
+                    - level_centres[None, :]
+                )
+                for rows in row_slices(representatives.size, 8 * representatives.size)
+            ]
+        )
+        permuted = codes.astype(np.min_scalar_type(representatives.size))[permutations]
+
+        def weights(pairs):
+            return permuted_entries(table, permuted, pairs.a, pairs.b)
 
         return weights
 

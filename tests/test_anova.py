@@ -87,12 +87,15 @@ def test_unbiased_hsic_matches_enumeration():
     _assert_values(hsic_shapley_values(K, L, estimator="unbiased", value_function="anova"), game)
 
 
-def test_block_hsic_u_centres_each_block_and_matches_enumeration():
+def _assert_block_hsic_matches_enumeration(weight=1.0):
+    """Block HSIC of the ANOVA game: the mean over the blocks of each block's enumerated game
+    of U-centred factors (1 + w k~) under the unbiased HSIC."""
     members = SampleBlocks(N, 6, 2, np.random.RandomState(3), pair_bytes=8).members
     games = [
         _game(
             K[:, m][:, :, m],
             lambda gram, m=m: unbiased_hsic(gram, L[np.ix_(m, m)]),
+            weight=weight,
             centre=_u_centred,
         )
         for m in members
@@ -107,6 +110,10 @@ def test_block_hsic_u_centres_each_block_and_matches_enumeration():
         value_function="anova",
     )
     _assert_values(values, np.mean(games, axis=0))
+
+
+def test_block_hsic_u_centres_each_block_and_matches_enumeration():
+    _assert_block_hsic_matches_enumeration()
 
 
 @pytest.mark.parametrize("estimator", ["biased", "unbiased"])
@@ -204,26 +211,7 @@ def test_many_features_weight_the_centred_kernels_and_match_enumeration(monkeypa
     H = np.eye(N) - 1.0 / N
     game = _game(K, _off_diagonal(H @ L @ H / (N - 1) ** 2), weight=2 / D)
     _assert_values(hsic_shapley_values(K, L, value_function="anova"), game)
-    members = SampleBlocks(N, 6, 2, np.random.RandomState(3), pair_bytes=8).members
-    games = [
-        _game(
-            K[:, m][:, :, m],
-            lambda gram, m=m: unbiased_hsic(gram, L[np.ix_(m, m)]),
-            weight=2 / D,
-            centre=_u_centred,
-        )
-        for m in members
-    ]
-    values = hsic_shapley_values(
-        K,
-        L,
-        estimator="block",
-        block_size=6,
-        n_repetitions=2,
-        random_state=3,
-        value_function="anova",
-    )
-    _assert_values(values, np.mean(games, axis=0))
+    _assert_block_hsic_matches_enumeration(weight=2 / D)
 
 
 def test_thousands_of_features_take_the_linear_time_path():
