@@ -331,7 +331,7 @@ class CentredFactors:
         """The plain (uncentred) joint kernel of each scale: the overall test compares the
         standard kernel statistic whatever the game, because the centred joint kernel lost
         power to a change of correlation (0.26 against 0.37 at d = 5, n = 100 + 100;
-        ``python -m benchmarks.games.overall``)."""
+        ``python -m benchmarks.power``, before 0.2)."""
         return [np.prod(Z, axis=1) for Z in self.factors(pairs)]
 
     def __call__(self, pairs):

@@ -2,7 +2,7 @@
 
     python -m benchmarks.feature_selection [--datasets ...] [--methods ...] [--models gp svm]
         [--trials 30] [--folds 5] [--fraction 0.2] [--seed 0] [--protocol clean|paper]
-        [--out DIR] [--n-jobs 2] [--gp-max-train 2000] [--quick]
+        [--out DIR] [--n-jobs 2] [--gp-max-train 2000] [--quick] [--add]
 
 Protocols:
 
@@ -198,6 +198,9 @@ def write_tables(records, args):
                                 "fit_seconds": f"{r['models'][model]['fit_seconds']:.3f}",
                             }
                         )
+    if args.add:
+        args.added = list(args.methods)
+        rows, timings = _with_written_rows(rows, timings, args)
     args.out.mkdir(parents=True, exist_ok=True)
     for name, table in (("results.csv", rows), ("timings.csv", timings)):
         with open(args.out / name, "w", newline="") as f:
@@ -205,6 +208,23 @@ def write_tables(records, args):
             writer.writeheader()
             writer.writerows(table)
     return rows
+
+
+def _with_written_rows(rows, timings, args):
+    """The tables already in ``args.out`` with this run's methods added (or replaced), in the
+    order of METHODS; ``args.methods`` becomes every method in the tables."""
+    tables = []
+    for name, new in (("results.csv", rows), ("timings.csv", timings)):
+        with open(args.out / name, newline="") as f:
+            kept = [r for r in csv.DictReader(f) if r["method"] not in args.methods]
+        tables.append(kept + new)
+    methods = {r["method"] for r in tables[0]}
+    args.methods = [m for m in METHODS if m in methods]
+
+    def order(row):
+        return (row["protocol"], args.datasets.index(row["dataset"]), METHODS.index(row["method"]))
+
+    return [sorted(table, key=order) for table in tables]
 
 
 def published():
@@ -224,7 +244,13 @@ def markdown(rows, args):
         f"--trials {args.trials} --folds {args.folds} --seed {args.seed}`. Mean +- standard "
         "deviation over the outer folds. Accuracy: higher is better; MAPE: lower is better. "
         "**Bold**: the best of this run's methods on that data set. *Published*: the numbers "
-        "of the paper (GP, its own protocol), for comparison.",
+        "of the paper (GP, its own protocol), for comparison."
+        + (
+            f" Methods {', '.join(args.added)} added to the tables by a later run with "
+            f"`--methods {' '.join(args.added)} --add`."
+            if getattr(args, "added", None)
+            else ""
+        ),
         "",
     ]
     summary = []
@@ -366,6 +392,11 @@ def parse(argv=None):
         "--quick",
         action="store_true",
         help="2 folds, 3 trials, 300 GP rows: a smoke test in seconds",
+    )
+    parser.add_argument(
+        "--add",
+        action="store_true",
+        help="run only --methods and add their rows to the tables already in --out",
     )
     args = parser.parse_args(argv)
     if args.quick:

@@ -23,7 +23,7 @@ from sklearn.svm import SVC, SVR
 
 from pkex_select import HSICShapleySelector
 
-METHODS = ("pkex", "pkex-obs", "hsiclasso", "mi", "lasso", "kbest", "trees")
+METHODS = ("pkex", "pkex-anova", "pkex-obs", "hsiclasso", "mi", "lasso", "kbest", "trees")
 MODELS = ("gp", "svm")
 
 
@@ -36,11 +36,17 @@ def select(method, X, y, task, k, seed, *, scale=True):
     if scale:
         X = StandardScaler().fit_transform(X)
     classification = task == "classification"
-    if method in ("pkex", "pkex-obs"):
-        # pkex-obs: the observational value function (a removed feature's Gram matrix
-        # replaced by its mean), the published authors' current default.
-        value_function = "observational" if method == "pkex-obs" else "baseline"
-        selector = HSICShapleySelector(n_features_to_select=k, value_function=value_function)
+    if method.startswith("pkex"):
+        # pkex: the paper's game; pkex-anova: the selector's defaults (the ANOVA game, the
+        # estimator by data size); pkex-obs: the observational value function (a removed
+        # feature's Gram matrix replaced by its mean), the published authors' current default.
+        value_function = {"pkex": "baseline", "pkex-obs": "observational"}.get(method, "anova")
+        selector = HSICShapleySelector(
+            n_features_to_select=k,
+            value_function=value_function,
+            estimator="auto" if method == "pkex-anova" else "biased",
+            random_state=seed,  # the block estimator's partitions
+        )
         return np.sort(selector.fit(X, y).get_support(indices=True))
     if method == "hsiclasso":
         return _hsic_lasso(X, y, classification, k)
