@@ -37,10 +37,22 @@ __all__ = [
 _DEFAULT_SELECTION_PERMUTATIONS = 999
 
 
+def _non_numeric_columns(X):
+    """The mask of a data frame's columns that do not hold numbers, or None if all do (or X
+    is an array, whose single dtype says nothing per column)."""
+    if not hasattr(X, "columns"):
+        return None
+    mask = np.array([not _is_numeric(dtype) for dtype in X.dtypes], dtype=bool)
+    return mask if mask.any() else None
+
+
 def _is_numeric(dtype):
-    """Whether a column dtype of pandas or polars holds numbers."""
+    """Whether a column dtype of pandas or polars holds numbers (booleans count, as in
+    pandas, so that a frame's columns get the same kernels in both)."""
     is_numeric = getattr(dtype, "is_numeric", None)  # polars dtypes know it themselves
-    return bool(is_numeric()) if callable(is_numeric) else is_numeric_dtype(dtype)
+    if callable(is_numeric):
+        return bool(is_numeric()) or str(dtype) == "Boolean"
+    return is_numeric_dtype(dtype)
 
 
 # estimator="auto" attributes the exact (biased) estimate up to this many multiply-adds of
@@ -80,7 +92,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         "threshold": [Interval(Real, None, None, closed="both"), None],
         "kernel": [StrOptions({"rbf", "laplacian", "cauchy"})],
         "bandwidth": [StrOptions(set(BANDWIDTH_RULES)), Interval(Real, 0, None, closed="neither")],
-        "categorical_features": ["array-like", None],
+        "categorical_features": ["array-like", StrOptions({"from_dtype"}), None],
         "n_permutations": [Interval(Integral, 0, None, closed="left"), None],
         "correction": [StrOptions(set(CORRECTIONS))],
         "scales": [StrOptions({"auto"}), "array-like"],
@@ -221,7 +233,10 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
                     f"X has duplicate column names: {', '.join(map(str, duplicated))}; give "
                     "every column a name of its own."
                 )
-        if self.categorical_features is not None:
+        categorical = self.categorical_features
+        if isinstance(categorical, str):  # "from_dtype": the frame's text and category columns
+            categorical = _non_numeric_columns(X)
+        if categorical is not None:
             X, y = validate_data(
                 self,
                 X,
@@ -231,7 +246,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
                 ensure_all_finite=False,
                 ensure_min_samples=2,
             )
-            self._categorical_mask_ = self._resolve_categorical(X.shape[1])
+            self._categorical_mask_ = self._resolve_categorical(categorical, X.shape[1])
             return np.asarray(X, dtype=object), y
         self._check_numeric_columns(X)
         X, y = validate_data(
@@ -240,15 +255,15 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         self._categorical_mask_ = np.zeros(X.shape[1], dtype=bool)
         return X, y
 
-    def _resolve_categorical(self, n_features):
-        spec = np.asarray(self.categorical_features)
+    def _resolve_categorical(self, categorical, n_features):
+        spec = np.asarray(categorical)
         mask = np.zeros(n_features, dtype=bool)
         if spec.dtype == bool:
             if spec.shape != (n_features,):
                 raise ValueError(f"categorical_features as a mask must have {n_features} entries.")
             return spec.copy()
         names = list(getattr(self, "feature_names_in_", []))
-        for item in np.ravel(np.asarray(self.categorical_features, dtype=object)).tolist():
+        for item in np.ravel(np.asarray(categorical, dtype=object)).tolist():
             if isinstance(item, str):
                 if item not in names:
                     raise ValueError(f"categorical feature {item!r} is not a column of X.")

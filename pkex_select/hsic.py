@@ -188,8 +188,12 @@ class HSICShapleySelector(ShapleySelectorBase):
         kernel about as wide as the joint median heuristic, which keeps the overall test
         as powerful as the standard kernel tests. ``scales=[1]`` attributes the
         single-scale statistic of the functions on Gram matrices, at half the cost.
-    categorical_features : array-like of int, str or bool, default=None
+    categorical_features : "from_dtype", array-like of int, str or bool, or None, \
+            default="from_dtype"
         Columns compared with the delta kernel (1 if equal, else 0); they may hold strings.
+        "from_dtype": a data frame's columns of text, category or other non-numeric dtype
+        (as ``HistGradientBoostingClassifier`` reads them); none for an array. None: every
+        column must be numeric.
     target_kernel : {"auto", "delta", "rbf", "laplacian", "cauchy"}, default="auto"
         "auto": delta for class labels, RBF for continuous targets. Text, booleans and
         categorical data are class labels; numbers with a fractional part are continuous.
@@ -371,7 +375,7 @@ class HSICShapleySelector(ShapleySelectorBase):
         kernel="rbf",
         bandwidth="median",
         scales="auto",
-        categorical_features=None,
+        categorical_features="from_dtype",
         target_kernel="auto",
         target_bandwidth="median",
         block_size=20,

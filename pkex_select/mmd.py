@@ -183,8 +183,12 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         kernel about as wide as the joint median heuristic, which keeps the overall test
         as powerful as the standard kernel tests. ``scales=[1]`` attributes the
         single-scale statistic of the functions on Gram matrices, at half the cost.
-    categorical_features : array-like of int, str or bool, default=None
-        Columns compared with the delta kernel; they may hold strings.
+    categorical_features : "from_dtype", array-like of int, str or bool, or None, \
+            default="from_dtype"
+        Columns compared with the delta kernel (1 if equal, else 0); they may hold strings.
+        "from_dtype": a data frame's columns of text, category or other non-numeric dtype
+        (as ``HistGradientBoostingClassifier`` reads them); none for an array. None: every
+        column must be numeric.
     n_permutations : int, default=None
         When positive, ``pvalue_`` (the permutation two-sample test) and ``pvalues_`` (one
         per feature). Each permutation of the labels re-weights the same pairs: one
@@ -315,7 +319,7 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         kernel="rbf",
         bandwidth="median",
         scales="auto",
-        categorical_features=None,
+        categorical_features="from_dtype",
         block_size=20,
         n_repetitions=10,
         n_permutations=None,

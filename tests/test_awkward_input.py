@@ -227,7 +227,36 @@ def test_duplicate_column_names():
     frame.columns = ["a", "b", "c"]
     frame["c"] = "text"
     with pytest.raises(ValueError, match=r"non-numeric values in c\. Declare"):
-        HSICShapleySelector().fit(frame, y_cont)
+        HSICShapleySelector(categorical_features=None).fit(frame, y_cont)
+
+
+def test_text_category_and_boolean_columns_by_dtype():
+    # categorical_features="from_dtype" (the default): text and category columns get the
+    # delta kernel, as if listed; booleans are numbers in pandas, polars and pyarrow alike.
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame(
+        {
+            "a": rng.normal(size=120),
+            "site": rng.choice(["x", "y", "z"], 120),
+            "grade": pd.Categorical(rng.choice([1, 2], 120)),
+            "flag": rng.random(120) > 0.5,
+        }
+    )
+    target = frame["a"] + (frame["site"] == "x") + frame["flag"]
+    default = HSICShapleySelector(random_state=0).fit(frame, target)
+    listed = HSICShapleySelector(categorical_features=["site", "grade"], random_state=0)
+    np.testing.assert_array_equal(
+        default.shapley_values_, listed.fit(frame, target).shapley_values_
+    )
+    np.testing.assert_array_equal(default._categorical_mask_, [False, True, True, False])
+    pl = pytest.importorskip("polars")
+    polars_frame = pl.from_pandas(frame.drop(columns="grade"))
+    from_polars = HSICShapleySelector(random_state=0).fit(polars_frame, target.to_numpy())
+    from_pandas = HSICShapleySelector(random_state=0).fit(frame.drop(columns="grade"), target)
+    np.testing.assert_array_equal(from_polars.shapley_values_, from_pandas.shapley_values_)
+    # An array carries one dtype for all columns: nothing is categorical by dtype.
+    with pytest.raises(ValueError, match="non-numeric values"):
+        HSICShapleySelector().fit(frame.to_numpy().astype(str), target)
 
 
 @pytest.mark.parametrize("spec", [[1.7], [True, 2], [10], ["nope"]])
@@ -321,7 +350,8 @@ def test_polars_frames_work_wherever_pandas_frames_do():
     labelled = frame.with_columns(pl.Series("site", ["x", "y"] * 40))
     assert HSICShapleySelector(categorical_features=["site"]).fit(labelled, target).ranking_[0] == 1
     with pytest.raises(ValueError, match="non-numeric values in site"):
-        HSICShapleySelector().fit(labelled, target)
+        HSICShapleySelector(categorical_features=None).fit(labelled, target)
+    assert HSICShapleySelector().fit(labelled, target).ranking_[0] == 1
     shift = attribute_shift(
         frame[:40], frame[40:].with_columns(pl.col("b") + 2.0), n_features_to_select=1
     )
@@ -345,7 +375,13 @@ def test_pyarrow_tables_work_wherever_pandas_frames_do():
     np.testing.assert_array_equal(fitted.transform(table), data[:, :1])
     labelled = pa.Table.from_pandas(frame.assign(site=["x", "y"] * 40))
     with pytest.raises(ValueError, match="non-numeric values in site"):
-        HSICShapleySelector().fit(labelled, target)
+        HSICShapleySelector(categorical_features=None).fit(labelled, target)
+    assert HSICShapleySelector().fit(labelled, target)._categorical_mask_.tolist() == [
+        False,
+        False,
+        False,
+        True,
+    ]
     moved = pa.Table.from_pandas(frame.iloc[40:].assign(b=frame.b.iloc[40:] + 2.0))
     shift = attribute_shift(pa.Table.from_pandas(frame.iloc[:40]), moved, n_features_to_select=1)
     np.testing.assert_array_equal(shift.get_support(indices=True), [1])

@@ -229,7 +229,8 @@ def test_categorical_columns_use_the_delta_kernel():
     X = pd.DataFrame({"colour": colour, "noise": rng.normal(size=n)})
     y = (colour == "red").astype(float) + 0.1 * rng.normal(size=n)
     with pytest.raises(ValueError, match="colour.*categorical_features"):
-        HSICShapleySelector().fit(X, y)
+        HSICShapleySelector(categorical_features=None).fit(X, y)
+    assert HSICShapleySelector().fit(X, y).kernels_ == ["delta", "rbf"]  # "from_dtype"
     selector = HSICShapleySelector(n_features_to_select=1, categorical_features=["colour"])
     selector.fit(X, y)
     assert selector.kernels_ == ["delta", "rbf"]
