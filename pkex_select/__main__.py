@@ -205,6 +205,14 @@ def _read_csv(path, na_values):
             numbers = pd.to_numeric(text, errors="coerce")
             if numbers.notna().sum() == text.notna().sum() and numbers.notna().any():
                 frame[column] = numbers
+                continue
+            # Dates are times, not categories: as text every row would be a level of its own.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # pandas on strings it cannot parse
+                dates = pd.to_datetime(text, format="ISO8601", errors="coerce", utc=True)
+            if dates.notna().sum() == text.notna().sum() and dates.notna().any():
+                frame[column] = (dates - pd.Timestamp(0, tz="UTC")) / pd.Timedelta(days=1)
+                _note(f"column {column!r} read as dates, in days since 1970-01-01")
     return frame
 
 
@@ -316,6 +324,9 @@ def rank(
         except ValueError as error:
             raise UsageError(str(error)) from None
 
+    for warning in caught:  # the CLI's own words for the target's type; the others as they are
+        if not issubclass(warning.category, TargetTypeWarning):
+            _note(str(warning.message))
     if any(issubclass(w.category, TargetTypeWarning) for w in caught):
         guess = _task(selector)
         other = "regression" if guess == "classification" else "classification"

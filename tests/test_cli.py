@@ -491,3 +491,22 @@ def test_ctrl_c_ends_with_one_line_and_status_130(tmp_path):
     text = (shown + err).decode()
     assert text.replace("\r", "\n").strip().splitlines()[-1] == "pkex-select: interrupted"
     assert "Traceback" not in text and out == b""
+
+
+def test_dates_are_times_and_identifiers_are_named(tmp_path):
+    rng = np.random.default_rng(1)
+    days = pd.date_range("2021-01-01", periods=200)
+    frame = pd.DataFrame(
+        {
+            "when": days.strftime("%Y-%m-%d"),
+            "order": [f"u{i}" for i in range(200)],
+            "x": rng.normal(size=200),
+        }
+    )
+    frame["price"] = np.arange(200) / 50 + 0.2 * rng.normal(size=200)  # a trend in time
+    frame.to_csv(tmp_path / "sales.csv", index=False)
+    report, rows, stderr = rank_json(tmp_path / "sales.csv", "--target", "price")
+    assert "column 'when' read as dates, in days since 1970-01-01" in stderr
+    assert rows["when"]["rank"] == 1 and rows["when"]["share"] > 0.9
+    # A text column with a value of its own in every row is named, not silently zero.
+    assert "categorical column order has 200 distinct values" in stderr

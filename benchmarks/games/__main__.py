@@ -39,10 +39,9 @@ from pathlib import Path
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.datasets import make_friedman1
-
-from benchmarks._measure import markdown_table, write_results
 from sklearn.metrics.pairwise import rbf_kernel
 
+from benchmarks._measure import markdown_table, write_results
 from pkex_select import HSICShapleySelector, MMDShapleyAttributor
 from pkex_select._pvalues import feature_statistics, maxt_pvalues
 from pkex_select._validation import standardise
