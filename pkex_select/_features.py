@@ -283,27 +283,42 @@ def anova_weight(n_features):
 
 
 class CentredFactors:
-    """ANOVA factors ``1 + w k~_j(a, b)`` of pairs, with ``k~_j`` the factor centred over the
-    sample (the entries of ``H K_j H``, docs/design.md, section 2d) and ``w`` the weight of
-    :func:`anova_weight`.
+    """ANOVA factors ``1 + w k~_j(a, b)`` of pairs, with ``k~_j`` the factor U-centred over
+    the sample (Szekely and Rizzo's U-centred matrices, docs/design.md, section 2d) and ``w``
+    the weight of :func:`anova_weight`:
+    ``k~(a, b) = k(a, b) - s_a / (n - 2) - s_b / (n - 2) + T / ((n - 1) (n - 2))``, with ``s_a``
+    the sum of a's factors with the other samples and T their total.
 
-    ``row_means[s]`` (n_samples, n_features) holds each sample's mean factor at scale s over
-    all samples, itself included (its factor is 1). Pairs within sample blocks (the block
-    estimator) are U-centred over their block instead (:meth:`_within_blocks`), from the
-    block's own pairs, so that no pass over all pairs is needed.
+    Every row of a U-centred matrix sums to 0 off the diagonal, so by exchangeability each
+    off-diagonal entry has mean 0 exactly: a feature independent of y and of the other
+    features has Shapley value 0 in expectation, whatever the statistic's weights. Double
+    centring (H K H) leaves a mean of about -(1 - mean k) / n off the diagonal; its values
+    for friedman1's noise features averaged -0.0005 of the largest, 2.5 standard errors below
+    0 (``python -m benchmarks.games``). Pairs within sample blocks (the block estimator) are
+    U-centred over their block (:meth:`_within_blocks`), from the block's own pairs, so that
+    no pass over all pairs is needed.
+
+    ``row_sums[s]`` (n_samples, n_features) holds each sample's ``s_a`` at scale s.
     """
 
-    def __init__(self, factors, row_means=None):
+    def __init__(self, factors, row_sums=None):
         self.factors = factors
         self.n_features, self.n_samples = factors.n_features, factors.n_samples
         self.constant = factors.constant
-        self.row_means = row_means
-        self.grand_means = None if row_means is None else [r.mean(axis=0) for r in row_means]
+        if row_sums is not None:
+            n = self.n_samples
+            self.row_terms = [sums / (n - 2) for sums in row_sums]
+            self.total_terms = [sums.sum(axis=0) / ((n - 1) * (n - 2)) for sums in row_sums]
 
     @classmethod
     def measure(cls, plan, factors, n_jobs=None):
-        """Centring over the whole sample: the row means from one pass over the plan's pairs."""
+        """U-centring over the whole sample: the row sums from one pass over the plan's pairs."""
         n = factors.n_samples
+        if n < 3:
+            raise ValueError(
+                f"value_function='anova' U-centres the factors, which needs at least 3 "
+                f"samples; got {n}. Use value_function='baseline'."
+            )
 
         def task(chunk):
             pairs = plan.pairs(chunk)
@@ -324,8 +339,7 @@ class CentredFactors:
                 sums.append(total)
             return np.array(sums)
 
-        sums = sum(run_tasks(task, plan.chunks, n_jobs), np.zeros(()))
-        return cls(factors, [(1.0 + scale_sums) / n for scale_sums in sums])
+        return cls(factors, list(sum(run_tasks(task, plan.chunks, n_jobs), np.zeros(()))))
 
     def test_joints(self, pairs, scales):
         """The plain (uncentred) joint kernel of each scale: the overall test compares the
@@ -340,12 +354,14 @@ class CentredFactors:
         if pairs.members is not None:
             scales = [self._within_blocks(Z, pairs.members) for Z in scales]
         else:
-            for Z, means, grand in zip(scales, self.row_means, self.grand_means):
-                Z -= means[pairs.a]
-                Z -= means[pairs.b]
-                Z += grand
-        # Each scale's centred kernels, weighted, plus 1 (_within_blocks adds no 1).
+            for Z, rows, total in zip(scales, self.row_terms, self.total_terms):
+                Z -= rows[pairs.a]
+                Z -= rows[pairs.b]
+                Z += total
+        # Each scale's centred kernels, weighted, plus 1 (_within_blocks adds no 1). A constant
+        # feature centres to 0 in exact arithmetic; make it so in floating point too.
         for Z in scales:
+            Z[:, self.constant] = 0.0
             if weight != 1.0:
                 Z *= weight
             Z += 1.0
@@ -353,9 +369,8 @@ class CentredFactors:
 
     @staticmethod
     def _within_blocks(Z, members):
-        """U-centring within each block (Szekely and Rizzo's U-centred matrices):
-        ``k(a, b) - s_a / (B - 2) - s_b / (B - 2) + T / ((B - 1) (B - 2))`` with ``s_a`` the
-        sum of a's factors with the block's other samples and T their total.
+        """U-centring within each block of B samples, as over the sample (the class's
+        docstring) with n = B.
 
         With the blocks' unbiased HSIC weights a feature's first-order term is then exactly
         the unbiased HSIC of its kernel within each block, 0 in expectation for a feature y

@@ -78,8 +78,8 @@ def hsic_shapley_values(
     value_function : {"baseline", "observational", "anova"}, default="baseline"
         A removed feature's Gram matrix becomes all ones, or its mean over the entries the
         estimator uses (all n^2, or the blocks' for "block"); or, for "anova", each ``K[j]``
-        is centred, ``1 + H K[j] H`` (over each block for "block"), a removed one becomes all
-        ones, and only pairs of distinct samples count (the default of
+        is U-centred (over each block for "block"), the factors are ``1 + K~[j]``, a removed
+        one becomes all ones, and only pairs of distinct samples count (the default of
         :class:`HSICShapleySelector`; see its ``value_function``).
     scales : array-like of float, default=None
         The bandwidth scale of each stack of ``K`` (only their order matters: the overall
@@ -233,9 +233,9 @@ class HSICShapleySelector(ShapleySelectorBase):
         number of features: a count too small to reach ``alpha`` gets a warning.
     value_function : {"anova", "baseline", "observational"}, default="anova"
         The game whose Shapley values are computed (see the user guide, "Reading the
-        values"). "anova": each feature's kernel factor is centred over the sample
-        (``1 + H K_j H``), a removed feature's factor is 1, and only pairs of distinct
-        samples count; for features independent of y and of each other every gain is 0 in
+        values"). "anova": each feature's kernel factor is U-centred over the sample
+        (``1 + K~_j``), a removed feature's factor is 1, and only pairs of distinct samples
+        count; for features independent of y and of each other every gain is 0 in
         the population, so a feature y does not depend on gets a value near 0 and one it
         depends on a positive share, even beside a dominant feature (measured in
         ``python -m benchmarks.games``). "baseline": the published PKeX-Shapley game, a

@@ -71,9 +71,9 @@ def mmd_shapley_values(
         ``block_size``. Ten partitions (three before 0.2) agree with the exact estimate to a
         correlation of 0.999 at n = 4000 (``python -m benchmarks.scale.agreement``).
     value_function : {"baseline", "observational", "anova"}, default="baseline"
-        "anova": each ``K[j]`` is centred over the pooled sample (over each block for
-        "block"), ``1 + H K[j] H``, a removed one becomes all ones, and only pairs of
-        distinct samples count (the default of :class:`MMDShapleyAttributor`). Otherwise a
+        "anova": each ``K[j]`` is U-centred over the pooled sample (over each block for
+        "block"), the factors are ``1 + K~[j]``, a removed one becomes all ones, and only
+        pairs of distinct samples count (the default of :class:`MMDShapleyAttributor`). Otherwise a
         removed feature's Gram matrix becomes all ones, or its mean over each cell, the
         pairs of two samples (P x P, Q x Q, P x Q), as in the published authors' code. The
         observational v(empty) is the MMD^2 of those cell means, not 0, and it already

@@ -1,6 +1,6 @@
-"""The kernel-ANOVA game: centred factors 1 + k~_j, a removed feature's factor 1, off-diagonal
-pairs only. Every estimator against 2^d enumeration of the game built from centred Gram
-matrices, and the properties that make its values readable."""
+"""The kernel-ANOVA game: U-centred factors 1 + k~_j, a removed feature's factor 1,
+off-diagonal pairs only. Every estimator against 2^d enumeration of the game built from
+U-centred Gram matrices, and the properties that make its values readable."""
 
 import numpy as np
 import pytest
@@ -30,14 +30,9 @@ L = gram_matrices(y[:, None], "rbf", 0.5)[0]
 groups = np.repeat([0, 1], N // 2)
 
 
-def _centred(K):
-    H = np.eye(K.shape[-1]) - 1.0 / K.shape[-1]
-    return H @ K @ H
-
-
 def _u_centred(K):
-    """Szekely and Rizzo's U-centring (the diagonal is never used): what the block
-    estimator applies within each block."""
+    """Szekely and Rizzo's U-centring (the diagonal is never used), computed from the whole
+    matrices: what the estimators apply over the sample, or within each block."""
     n = K.shape[-1]
     off = K * (1.0 - np.eye(n))
     sums = off.sum(axis=-1)
@@ -50,10 +45,10 @@ def _u_centred(K):
     )
 
 
-def _game(K, statistic, weight=1.0, centre=_centred):
+def _game(K, statistic, weight=1.0):
     """v(S) = statistic(prod_{j in S} (1 + w k~_j)) for every coalition, as a bit mask, with
-    k~_j = H K_j H (or another centring)."""
-    centred = weight * centre(K)
+    k~_j the U-centred K_j."""
+    centred = weight * _u_centred(K)
     d = K.shape[0]
     values = np.empty(2**d)
     for mask in range(2**d):
@@ -96,7 +91,6 @@ def _assert_block_hsic_matches_enumeration(weight=1.0):
             K[:, m][:, :, m],
             lambda gram, m=m: unbiased_hsic(gram, L[np.ix_(m, m)]),
             weight=weight,
-            centre=_u_centred,
         )
         for m in members
     ]
@@ -134,7 +128,7 @@ def test_interactions_match_enumeration():
     H = np.eye(N) - 1.0 / N
     weights = H @ L @ H / (N - 1) ** 2
     a, b = np.triu_indices(N, k=1)
-    factors = (1.0 + _centred(K))[:, a, b].T
+    factors = (1.0 + _u_centred(K))[:, a, b].T
     game = general_coalition_values(factors, np.ones_like(factors), 2.0 * weights[a, b])
     for index in ["SII", "k-SII", "STII"]:
         expected = interaction_reference(game, D, index)
@@ -176,9 +170,25 @@ def test_an_identifier_column_does_not_zero_the_other_features():
             value_function="anova", categorical_features=[3], scales=[1.0]
         ).fit(with_id, target)
     alone = HSICShapleySelector(value_function="anova", scales=[1.0]).fit(data, target)
-    assert fitted.ranking_[0] == 1
-    # An identifier's centred factor is -1/n off the diagonal: nearly the removed factor 1.
-    np.testing.assert_allclose(fitted.shapley_values_[:3], alone.shapley_values_, rtol=0.05)
+    # An identifier's delta kernel is 0 on every pair of distinct rows; U-centred it is 0,
+    # its factor is the removed factor 1: a dummy. It gets 0 and changes no other value.
+    # (Double centring, H K H, would leave (k - 1) / n = -1/200 off the diagonal.)
+    scale = np.abs(alone.shapley_values_).max()
+    assert abs(fitted.shapley_values_[3]) <= 1e-12 * scale
+    np.testing.assert_allclose(
+        fitted.shapley_values_[:3], alone.shapley_values_, rtol=0, atol=1e-12 * scale
+    )
+
+
+def test_a_kernel_constant_on_distinct_pairs_is_a_dummy():
+    """A value is linear in the feature's U-centred factor, which is 0 for a kernel constant
+    on distinct pairs (whatever the constant): such a feature gets exactly 0. Double
+    centring leaves (c - 1) / n off the diagonal, and fails this."""
+    for constant in (0.0, 0.3, 0.9):
+        grams = K.copy()
+        grams[2] = constant + (1.0 - constant) * np.eye(N)
+        values = hsic_shapley_values(grams, L, value_function="anova")
+        assert abs(values[2]) <= 1e-13 * np.abs(values).max()
 
 
 def test_noise_features_get_values_near_zero_and_relevant_ones_positive():

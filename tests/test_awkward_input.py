@@ -133,6 +133,11 @@ def test_borderline_integer_targets_warn(n_distinct, classes):
         assert is_class_labels(y) == classes
 
 
+def test_the_anova_game_needs_three_samples():
+    with pytest.raises(ValueError, match="at least 3 samples; got 2. Use value_function="):
+        HSICShapleySelector().fit(X[:2], y_cont[:2])
+
+
 def test_constant_columns_rank_last_and_are_never_selected():
     data = np.column_stack([X, np.full(90, 3.0), np.full(90, 0.1), X[:, 0] * 0])
     for selector in [
@@ -409,7 +414,8 @@ def _extreme_fits():
         yield HSICShapleySelector(kernel=kernel, scales=[1e-8, 1e8]), X, y
     yield HSICShapleySelector(), np.ones((30, 3)), y
     yield HSICShapleySelector(estimator="unbiased"), X, np.r_[np.ones(29), 2.0]
-    yield HSICShapleySelector(), X[:2], y[:2]
+    yield HSICShapleySelector(value_function="baseline"), X[:2], y[:2]
+    yield HSICShapleySelector(), X[:3], y[:3]
     yield MMDShapleyAttributor(), np.ones((10, 2)), [0] * 5 + [1] * 5
 
 
