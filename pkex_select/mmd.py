@@ -73,8 +73,8 @@ def mmd_shapley_values(
     value_function : {"baseline", "observational", "anova"}, default="baseline"
         "anova": each ``K[j]`` is U-centred over the pooled sample (over each block for
         "block"), the factors are ``1 + K~[j]``, a removed one becomes all ones, and only
-        pairs of distinct samples count (the default of :class:`MMDShapleyAttributor`). Otherwise a
-        removed feature's Gram matrix becomes all ones, or its mean over each cell, the
+        pairs of distinct samples count (the default of :class:`MMDShapleyAttributor`).
+        Otherwise a removed feature's Gram matrix becomes all ones, or its mean over each cell, the
         pairs of two samples (P x P, Q x Q, P x Q), as in the published authors' code. The
         observational v(empty) is the MMD^2 of those cell means, not 0, and it already
         holds every feature's marginal drift (a shifted or widened feature has different
