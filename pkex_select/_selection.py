@@ -15,6 +15,7 @@ from pandas.api.types import is_numeric_dtype
 from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils._set_output import _get_output_config
 from sklearn.utils.validation import check_is_fitted, check_memory, validate_data
 
 from . import _pairgame
@@ -23,7 +24,7 @@ from ._interactions import INDICES
 from ._pvalues import CORRECTIONS, permutations_needed, smallest_adjusted_pvalue
 from ._scheduling import progress_printer
 from ._statistics import VALUE_FUNCTIONS
-from ._validation import check_no_missing, from_arrow
+from ._validation import check_no_missing, dates_as_days, from_arrow
 from .kernels import BANDWIDTH_RULES
 
 __all__ = [
@@ -133,7 +134,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         """
         self._validate_params()
         self._check_selection_parameters()
-        X, y = from_arrow(X), from_arrow(y)
+        X, y = dates_as_days(from_arrow(X)), from_arrow(y)
         X, y_validated = self._validate_features(X, y)
         target = self._target(y_validated, y)
         self.estimator_ = resolve_estimator(
@@ -295,6 +296,27 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             raise ValueError(non_numeric_message(bad))
 
     # ---------------------------------------------------------------- selection
+
+    def transform(self, X):
+        """Reduce X to the selected features.
+
+        A pandas frame with pandas output (``set_output(transform="pandas")``) keeps its
+        columns as they are; otherwise date and datetime columns come out as days since
+        1970-01-01, as the fit read them.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_selected : array-like of shape (n_samples, n_selected_features)
+        """
+        X = from_arrow(X)
+        frame_kept = isinstance(X, pd.DataFrame) and (
+            _get_output_config("transform", self)["dense"] == "pandas"
+        )
+        return super().transform(X if frame_kept else dates_as_days(X))
 
     def _n_selected(self):
         n_features = self.n_features_in_

@@ -15,6 +15,7 @@ import pandas as pd
 __all__ = [
     "categorical_dtypes",
     "check_no_missing",
+    "dates_as_days",
     "encode_labels",
     "from_arrow",
     "is_class_labels",
@@ -44,6 +45,30 @@ def from_arrow(data):
     """
     if type(data).__module__.split(".")[0] == "pyarrow" and hasattr(data, "to_pandas"):
         return data.to_pandas()
+    return data
+
+
+def dates_as_days(data):
+    """A data frame's date and datetime columns as days since 1970-01-01 (floats); any other
+    input unchanged.
+
+    A date is a time, not a category with a level per row, and NumPy finds no common type
+    for datetime and float columns (scikit-learn's checks fail on such a frame).
+    """
+    if not hasattr(data, "columns"):
+        return data
+    if hasattr(data, "with_columns"):  # polars
+        import polars as pl
+
+        dated = [c for c, t in zip(data.columns, data.dtypes) if t in (pl.Date, pl.Datetime)]
+        return data.with_columns((pl.col(c).dt.epoch("ms") / 86_400_000.0).alias(c) for c in dated)
+    dated = [c for c in data.columns if pd.api.types.is_datetime64_any_dtype(data[c])]
+    if not dated:
+        return data
+    data = data.copy()
+    for column in dated:
+        values = data[column]
+        data[column] = (values - pd.Timestamp(0, tz=values.dt.tz)) / pd.Timedelta(days=1)
     return data
 
 

@@ -462,3 +462,30 @@ def test_version_is_single_sourced():
     )
     assert result.stdout.strip() == f"pkex-select {pkex_select.__version__}"
     assert version("pkex-select") == pkex_select.__version__
+
+
+def test_date_columns_are_times():
+    # NumPy has no common type for datetime and float columns: scikit-learn's checks failed
+    # on such a frame. A date is read as days since 1970-01-01, in pandas (with or without a
+    # time zone), polars and pyarrow alike; pandas output keeps the original column.
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame(
+        {
+            "when": pd.date_range("2021-01-01", periods=150, tz="Europe/Berlin"),
+            "x": rng.normal(size=150),
+        }
+    )
+    target = np.arange(150) / 40 + 0.2 * rng.normal(size=150)
+    as_days = frame.assign(when=(frame["when"] - pd.Timestamp(0, tz="UTC")) / pd.Timedelta(days=1))
+    selector = HSICShapleySelector(1, random_state=0).fit(frame, target)
+    reference = HSICShapleySelector(1, random_state=0).fit(as_days, target)
+    np.testing.assert_array_equal(selector.shapley_values_, reference.shapley_values_)
+    assert list(selector.get_feature_names_out()) == ["when"]
+    np.testing.assert_array_equal(selector.transform(frame), as_days[["when"]].to_numpy())
+    kept = selector.set_output(transform="pandas").transform(frame)
+    pd.testing.assert_frame_equal(kept, frame[["when"]])
+    pl = pytest.importorskip("polars")
+    from_polars = HSICShapleySelector(1, random_state=0).fit(pl.from_pandas(frame), target)
+    np.testing.assert_allclose(
+        from_polars.shapley_values_, reference.shapley_values_, rtol=1e-12, atol=1e-15
+    )
