@@ -37,8 +37,7 @@ from benchmarks.power.__main__ import (
 )
 
 RESULTS = Path(__file__).parent / "results"
-SCENARIO = ("mmd", "mixture", 20, 150)
-SCENARIOS = (SCENARIO, ("mmd", "null", 20, 100))
+SCENARIOS = (("mmd", "mixture", 20, 150),)  # the size of every test: the power benchmark
 
 
 def one_data_set(scenario, seed, n_permutations):

@@ -150,4 +150,4 @@ def test_units_benchmark_runs_every_test(tmp_path):
 
     main(["--repetitions", "2", "--permutations", "19", "--n-jobs", "1", "--out", str(tmp_path)])
     rows = list(csv.DictReader(open(tmp_path / "units.csv")))
-    assert len(rows) == 2 * 5 and all(0 <= float(r["rejection_rate"]) <= 1 for r in rows)
+    assert len(rows) == 5 and all(0 <= float(r["rejection_rate"]) <= 1 for r in rows)
