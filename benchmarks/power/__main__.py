@@ -218,12 +218,17 @@ def one_repetition(statistic, kind, d, n, seed, n_permutations, methods=METHODS)
     return result, seconds, any_flagged, kept
 
 
-def run_scenario(
-    statistic, kind, d, n, repetitions, n_permutations, seed, cache, n_jobs, refresh=()
-):
-    """Rows of one scenario, from the cache when there; ``refresh`` names methods to rerun
-    (every method's data and permutations are seeded, so the others' cached rows stand)."""
-    path = cache / f"{statistic}-{kind}-d{d}-n{n}-r{repetitions}-p{n_permutations}-s{seed}.json"
+def scenario_cache(job, repetitions, n_permutations, seed, cache):
+    statistic, kind, d, n = job
+    return cache / f"{statistic}-{kind}-d{d}-n{n}-r{repetitions}-p{n_permutations}-s{seed}.json"
+
+
+def run_scenario(job, repetitions, n_permutations, seed, cache, n_jobs, refresh=()):
+    """Rows of one scenario ``job`` = (statistic, kind, d, n), from the cache when there;
+    ``refresh`` names methods to rerun (every method's data and permutations are seeded, so
+    the others' cached rows stand)."""
+    statistic, kind, d, n = job
+    path = scenario_cache((statistic, kind, d, n), repetitions, n_permutations, seed, cache)
     cached = json.loads(path.read_text()) if path.exists() else None
     methods = METHODS if cached is None else tuple(m for m in METHODS if m in refresh)
     if not methods:
@@ -289,9 +294,13 @@ def planted_repetition(seed, n_permutations):
     }
 
 
+def planted_cache(repetitions, seed, cache):
+    return cache / f"planted-r{repetitions}-s{seed}.json"
+
+
 def planted_selection(repetitions, seed, cache, n_jobs):
     """Rows ``{"method", "kept", "standard_error", "repetitions"}`` of the planted target."""
-    path = cache / f"planted-r{repetitions}-s{seed}.json"
+    path = planted_cache(repetitions, seed, cache)
     if path.exists():
         return json.loads(path.read_text())
     rows = []
@@ -328,12 +337,13 @@ def planted_table(rows):
 
 
 def scenarios(quick):
+    """The scenarios, the costliest (d = 100, n = 300: 12 s per data set) last."""
     sizes, dims = ((100,), (5, 20)) if quick else ((100, 300), (5, 20, 100))
     jobs = [("mmd", kind, d, n) for d in dims for n in sizes for kind in MMD_KINDS]
     jobs += [("hsic", kind, 20, n) for n in sizes for kind in HSIC_KINDS]
     if not quick:  # the selection target (0.5 sd in 1 of 20 features), a local alternative
         jobs += [("mmd", *single) for single in sorted(SINGLE_SCENARIOS)]
-    return jobs
+    return sorted(jobs, key=lambda job: job[2:] == (100, 300))
 
 
 def _rate(value):
@@ -448,23 +458,25 @@ def main(argv=None):
         default=(),
         help="rerun these methods in cached scenarios (after a change to them)",
     )
-    args = parser.parse_args(argv)
-    rows = []
-    for job in progress(scenarios(args.quick), desc="power benchmark", file=sys.stderr):
-        rows += run_scenario(
-            *job,
-            args.repetitions,
-            args.permutations,
-            args.seed,
-            args.out / "cache",
-            args.n_jobs,
-            args.refresh,
-        )
-    planted = (
-        []
-        if args.quick
-        else planted_selection(args.planted_repetitions, args.seed, args.out / "cache", args.n_jobs)
+    parser.add_argument(
+        "--cached-only",
+        action="store_true",
+        help="tabulate the scenarios already in the cache, run none",
     )
+    args = parser.parse_args(argv)
+    cache = args.out / "cache"
+    planted = []
+    if not args.quick and not (
+        args.cached_only and not planted_cache(args.planted_repetitions, args.seed, cache).exists()
+    ):
+        planted = planted_selection(args.planted_repetitions, args.seed, cache, args.n_jobs)
+    rows, missing = [], []
+    for job in progress(scenarios(args.quick), desc="power benchmark", file=sys.stderr):
+        key = (job, args.repetitions, args.permutations, args.seed)
+        if args.cached_only and not scenario_cache(*key, cache).exists():
+            missing.append(job)
+            continue
+        rows += run_scenario(*key, cache, args.n_jobs, args.refresh)
     write_results(
         args.out,
         "power",
@@ -473,7 +485,14 @@ def main(argv=None):
         f"`python -m benchmarks.power --repetitions {args.repetitions} --permutations "
         f"{args.permutations} --seed {args.seed}`; alpha = {ALPHA}; each rate over "
         f"{args.repetitions} data sets (Monte-Carlo standard error up to "
-        f"{0.5 / np.sqrt(args.repetitions):.3f}).",
+        f"{0.5 / np.sqrt(args.repetitions):.3f})."
+        + (
+            " Tabulated with --cached-only; not run: "
+            + "; ".join(f"{s.upper()} {kind}, d = {d}, n = {n}" for s, kind, d, n in missing)
+            + "."
+            if missing
+            else ""
+        ),
         summary(rows) + (planted_table(planted) if planted else ""),
     )
     save_figure(draw_figure, rows, args.out / "figure.png")

@@ -59,7 +59,7 @@ def test_power_benchmark_runs(tmp_path):
 def test_power_benchmark_refreshes_one_method_of_cached_scenarios(tmp_path):
     from benchmarks.power.__main__ import run_scenario
 
-    args = ("mmd", "one", 5, 100, 2, 19, 0, tmp_path, 1)
+    args = (("mmd", "one", 5, 100), 2, 19, 0, tmp_path, 1)
     first = run_scenario(*args)
     again = run_scenario(*args, refresh=("pkex",))
     assert [r["method"] for r in again] == [r["method"] for r in first]
