@@ -90,8 +90,8 @@ def make_data(scenario, seed):
 def marginal_fit(X, target, mmd, seed, n_permutations):
     """Each feature tested alone: its HSIC (or MMD) with the selector's kernels at every
     scale, the same statistic over scales and maxT correction, ``n_permutations`` of the
-    target. What the Shapley value's test is measured against: the marginal test of a
-    feature, which no decomposition of the joint kernel's statistic shares."""
+    target: the reference for the per-feature tests, a feature's own dependence with no
+    other feature in its kernel."""
     estimator = MMDShapleyAttributor if mmd else HSICShapleySelector
     fitted = estimator(random_state=seed).fit(X, target)  # its bandwidths and scales
     data = standardise(np.asarray(X, dtype=float))[0]
