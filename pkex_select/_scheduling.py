@@ -141,12 +141,12 @@ class _ProgressLine:
         )
         end = "\n" if done == total or not sys.stderr.isatty() else ""
         self.pending = not end
-        print(
-            f"\r[{self.name}] {done}/{total} chunks of pairs, {_duration(elapsed)}{left}",
-            end=end,
-            file=sys.stderr,
-            flush=True,
+        # One write with its end: print() writes the end apart, and an interruption between
+        # the two writes left the next message on the progress line.
+        sys.stderr.write(
+            f"\r[{self.name}] {done}/{total} chunks of pairs, {_duration(elapsed)}{left}{end}"
         )
+        sys.stderr.flush()
 
 
 def _duration(seconds):
