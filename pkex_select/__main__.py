@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._validation import MAX_CLASSES, MIN_SAMPLES_PER_CLASS
+from ._validation import MAX_CLASSES, MIN_SAMPLES_PER_CLASS, dates_as_days
 
 _BAR_WIDTH = 30
 # Fits show a progress bar on a terminal, and from this many samples on in logs too.
@@ -211,9 +211,9 @@ def _read_csv(path, na_values):
                 warnings.simplefilter("ignore")  # pandas on strings it cannot parse
                 dates = pd.to_datetime(text, format="ISO8601", errors="coerce", utc=True)
             if dates.notna().sum() == text.notna().sum() and dates.notna().any():
-                frame[column] = (dates - pd.Timestamp(0, tz="UTC")) / pd.Timedelta(days=1)
+                frame[column] = dates
                 _note(f"column {column!r} read as dates, in days since 1970-01-01")
-    return frame
+    return dates_as_days(frame)
 
 
 def _load_csv(path, target, task, na_values=None):

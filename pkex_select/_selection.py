@@ -291,9 +291,9 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
                 except ValueError:  # strings; other objects raise NumPy's TypeError
                     raise ValueError(non_numeric_message(["some columns"])) from None
             return
-        bad = [str(c) for c, dtype in zip(X.columns, X.dtypes) if not _is_numeric(dtype)]
-        if bad:
-            raise ValueError(non_numeric_message(bad))
+        bad = _non_numeric_columns(X)
+        if bad is not None:
+            raise ValueError(non_numeric_message([str(c) for c in np.asarray(X.columns)[bad]]))
 
     # ---------------------------------------------------------------- selection
 
