@@ -252,15 +252,14 @@ def _load_csv(path, target, task, na_values=None):
         )
     if task == "regression" and not is_numeric_dtype(y):
         raise UsageError(f"--task regression needs a numeric target; {target!r} is not")
-    categorical = [c for c in X.columns if not is_numeric_dtype(X[c])]
-    return X, y, categorical
+    return X, y
 
 
 def _demo_data():
     from sklearn.datasets import load_breast_cancer
 
     data = load_breast_cancer(as_frame=True)
-    return data.data, data.target, []
+    return data.data, data.target
 
 
 def rank(
@@ -271,7 +270,6 @@ def rank(
     estimator,
     permutations,
     seed,
-    categorical,
     task="auto",
     value_function=None,
     alpha=None,
@@ -308,7 +306,6 @@ def rank(
     selector = HSICShapleySelector(
         n_features_to_select=k if k is not None else 0.2,
         estimator=estimator,
-        categorical_features=categorical or None,
         target_kernel=_TARGET_KERNELS[task],
         n_permutations=permutations,
         alpha=alpha,
@@ -483,12 +480,12 @@ def main(argv=None):
     try:
         plot_path = _plot_path(args.plot) if args.plot else None
         if args.command == "rank":
-            X, y, categorical = _load_csv(args.file, args.target, args.task, args.na_values)
+            X, y = _load_csv(args.file, args.target, args.task, args.na_values)
             describe = (
                 f"{args.file}: {X.shape[0]} rows, {X.shape[1]} features, target {args.target!r}"
             )
         else:
-            X, y, categorical = _demo_data()
+            X, y = _demo_data()
             describe = (
                 "Wisconsin diagnostic breast cancer (scikit-learn's load_breast_cancer): "
                 f"{X.shape[0]} rows, {X.shape[1]} features, target malignant/benign"
@@ -500,7 +497,6 @@ def main(argv=None):
             estimator=args.estimator,
             permutations=args.permutations,
             seed=args.seed,
-            categorical=categorical,
             task=getattr(args, "task", "auto"),
             value_function=args.value_function,
             alpha=args.alpha,
