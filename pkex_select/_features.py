@@ -263,22 +263,29 @@ class GramFactors:
         return [stack[:, pairs.a, pairs.b].T for stack in self.K]
 
 
-# Up to this many features the ANOVA factors are 1 + k~_j; beyond, 1 + (this / d) k~_j.
-ANOVA_FULL_WEIGHT_FEATURES = 20
+# Up to this many features the ANOVA factors are 1 + k~_j; beyond, 1 + (this / d) k~_j
+# (python -m benchmarks.games.weight measured 5, 10 and 20).
+ANOVA_FULL_WEIGHT_FEATURES = 10
 
 
-def anova_weight(n_features):
-    """The weight w of the centred kernels in the ANOVA factors ``1 + w k~_j``.
+def anova_weight(n_features, weight="auto"):
+    """The weight w of the centred kernels in the ANOVA factors ``1 + w k~_j``: ``weight``
+    itself, or for "auto" 1 up to ``ANOVA_FULL_WEIGHT_FEATURES`` features, then 10 / d.
 
-    1 up to ``ANOVA_FULL_WEIGHT_FEATURES`` features, then 20 / d, so that the joint kernel's
-    deviation from 1, about w sum_j |k~_j|, stays of the same size as d grows: with w = 1
-    the product of thousands of centred factors spans hundreds of orders of magnitude and
-    its values are noise, and the quadrature needs about d/2 nodes per pair. With w = 20/d
-    the factors are near 1 (linear time per pair, the series path) and each value tends to
-    w times the feature's own centred HSIC plus interactions of order w^2.
     ``1 + w k~_j`` is the ANOVA kernel with variance w (Durrande et al., 2013), so the game
-    keeps its properties for any w > 0. Measured in ``python -m benchmarks.scale.high_d``.
+    keeps its properties for any w > 0, and an interaction of q features carries w^q: a
+    smaller w favours main effects over interactions. "auto" keeps the joint kernel's
+    deviation from 1, about w sum_j |k~_j|, of the same size as d grows. With w = 1 the
+    product of thousands of centred factors spans hundreds of orders of magnitude, its
+    values are noise and the quadrature needs about d/2 nodes per pair; with w = 10/d the
+    factors are near 1 (linear time per pair, the series path) and each value tends to w
+    times the feature's own centred statistic plus interactions of order w^2
+    (``python -m benchmarks.scale.high_d``). Already at d = 20, w = 1 let a group of
+    correlated features outweigh the strongest single feature, and w = 10/d gives up part
+    of a pure interaction's power (``python -m benchmarks.games.weight``).
     """
+    if weight != "auto":
+        return float(weight)
     return min(1.0, ANOVA_FULL_WEIGHT_FEATURES / max(n_features, 1))
 
 
@@ -298,20 +305,22 @@ class CentredFactors:
     U-centred over their block (:meth:`_within_blocks`), from the block's own pairs, so that
     no pass over all pairs is needed.
 
-    ``row_sums[s]`` (n_samples, n_features) holds each sample's ``s_a`` at scale s.
+    ``row_sums[s]`` (n_samples, n_features) holds each sample's ``s_a`` at scale s;
+    ``weight`` is :func:`anova_weight`'s.
     """
 
-    def __init__(self, factors, row_sums=None):
+    def __init__(self, factors, row_sums=None, weight="auto"):
         self.factors = factors
         self.n_features, self.n_samples = factors.n_features, factors.n_samples
         self.constant = factors.constant
+        self.weight = anova_weight(self.n_features, weight)
         if row_sums is not None:
             n = self.n_samples
             self.row_terms = [sums / (n - 2) for sums in row_sums]
             self.total_terms = [sums.sum(axis=0) / ((n - 1) * (n - 2)) for sums in row_sums]
 
     @classmethod
-    def measure(cls, plan, factors, n_jobs=None):
+    def measure(cls, plan, factors, n_jobs=None, weight="auto"):
         """U-centring over the whole sample: the row sums from one pass over the plan's pairs."""
         n = factors.n_samples
         if n < 3:
@@ -339,7 +348,8 @@ class CentredFactors:
                 sums.append(total)
             return np.array(sums)
 
-        return cls(factors, list(sum(run_tasks(task, plan.chunks, n_jobs), np.zeros(()))))
+        row_sums = list(sum(run_tasks(task, plan.chunks, n_jobs), np.zeros(())))
+        return cls(factors, row_sums, weight)
 
     def test_joints(self, pairs, scales):
         """The plain (uncentred) joint kernel of each scale: the overall test compares the
@@ -350,7 +360,6 @@ class CentredFactors:
 
     def __call__(self, pairs):
         scales = self.factors(pairs)
-        weight = anova_weight(self.n_features)
         if pairs.members is not None:
             scales = [self._within_blocks(Z, pairs.members) for Z in scales]
         else:
@@ -362,8 +371,8 @@ class CentredFactors:
         # feature centres to 0 in exact arithmetic; make it so in floating point too.
         for Z in scales:
             Z[:, self.constant] = 0.0
-            if weight != 1.0:
-                Z *= weight
+            if self.weight != 1.0:
+                Z *= self.weight
             Z += 1.0
         return scales
 

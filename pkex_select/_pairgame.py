@@ -11,7 +11,7 @@ permutation costs one matrix-vector product per chunk.
 """
 
 from dataclasses import dataclass
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils import check_random_state
@@ -303,6 +303,7 @@ def attribute(
     n_jobs=None,
     progress=None,
     value_function="baseline",
+    anova_weight="auto",
     interactions=None,
 ):
     """Shapley values of ``statistic`` for the observed target, and their permutation tests.
@@ -335,7 +336,7 @@ def attribute(
         widest its own share).
     n_permutations : int, default=0
     correction : {"maxT", "holm", "fdr_bh"}, default="maxT"
-    random_state, n_jobs, progress, value_function, interactions
+    random_state, n_jobs, progress, value_function, anova_weight, interactions
         As in the estimators.
 
     Returns
@@ -358,9 +359,9 @@ def attribute(
                 f"block_size >= 3; got {plan.block_size}."
             )
         factors = (
-            CentredFactors(factors)
+            CentredFactors(factors, weight=anova_weight)
             if plan.blocked
-            else CentredFactors.measure(plan, factors, n_jobs)
+            else CentredFactors.measure(plan, factors, n_jobs, anova_weight)
         )
     elif value_function == "observational":
         removed = RemovedFactors.measure(
@@ -445,6 +446,7 @@ def gram_attribution(statistic, K, target, *, scales, return_result, verbose, na
 # estimators' names and constraints.
 ATTRIBUTION_CONSTRAINTS = {
     "value_function": [StrOptions(set(VALUE_FUNCTIONS))],
+    "anova_weight": [StrOptions({"auto"}), Interval(Real, 0, 1, closed="right")],
     "scales": ["array-like", None],
     "n_permutations": [Interval(Integral, 0, None, closed="left")],
     "correction": [StrOptions(set(CORRECTIONS))],

@@ -99,6 +99,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         "scales": [StrOptions({"auto"}), "array-like"],
         "alpha": [Interval(Real, 0, 1, closed="neither"), None],
         "value_function": [StrOptions(set(VALUE_FUNCTIONS))],
+        "anova_weight": _pairgame.ATTRIBUTION_CONSTRAINTS["anova_weight"],
         "interactions": [StrOptions(set(INDICES) - {"SV", "BV"}), None],
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
@@ -163,6 +164,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             n_jobs=self.n_jobs,
             progress=progress_printer(type(self).__name__, self.verbose),
             value_function=self.value_function,
+            anova_weight=self.anova_weight,
             interactions=self.interactions,
         )
         # Every fitted attribute, in the order the docstrings list them.

@@ -35,6 +35,7 @@ def mmd_shapley_values(
     block_size: int = 20,
     n_repetitions: int = 10,
     value_function: str = "baseline",
+    anova_weight: str | float = "auto",
     scales: ArrayLike | None = None,
     n_permutations: int = 0,
     correction: str = "maxT",
@@ -80,6 +81,9 @@ def mmd_shapley_values(
         holds every feature's marginal drift (a shifted or widened feature has different
         cell means): the values split only what is left, so they do not point at drifted
         features. Use it to compare with that code; attribute drift with "baseline".
+    anova_weight : "auto" or float in (0, 1], default="auto"
+        ``value_function="anova"`` only: the factors are ``1 + w K~[j]``, w = 1 up to 10
+        features and 10 / d beyond for "auto" (see :class:`MMDShapleyAttributor`).
     scales : array-like of float, default=None
         The bandwidth scale of each stack of ``K``; by default 1, 2, ... (widest last).
     n_permutations : int, default=0
@@ -137,6 +141,7 @@ def mmd_shapley_values(
         random_state=random_state,
         n_jobs=n_jobs,
         value_function=value_function,
+        anova_weight=anova_weight,
         interactions=interactions,
     )
 
@@ -211,6 +216,11 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         and do not point at drifted features. Its means change with the labels, so each
         permutation is a game of its own: a test costs one pass of the engine per
         permutation, not one matrix product.
+    anova_weight : "auto" or float in (0, 1], default="auto"
+        The weight w of the ANOVA game's factors ``1 + w K~_j``; an interaction of q
+        features carries w^q. "auto": 1 up to 10 features, 10 / d beyond. A smaller w
+        favours main effects, a larger one interactions (measured for HSIC; see
+        :class:`HSICShapleySelector`). Used by ``value_function="anova"`` only.
     interactions : {"SII", "BII", "STII", "k-SII", "Moebius"}, default=None
         Also compute the pairwise interaction index of the statistic's game,
         ``interaction_values_`` (see :func:`pkex_select.interaction_values`). About as costly
@@ -326,6 +336,7 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         correction="maxT",
         alpha=None,
         value_function="anova",
+        anova_weight="auto",
         interactions=None,
         random_state=None,
         n_jobs=None,
@@ -345,6 +356,7 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         self.correction = correction
         self.alpha = alpha
         self.value_function = value_function
+        self.anova_weight = anova_weight
         self.interactions = interactions
         self.random_state = random_state
         self.n_jobs = n_jobs

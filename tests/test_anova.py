@@ -82,7 +82,7 @@ def test_unbiased_hsic_matches_enumeration():
     _assert_values(hsic_shapley_values(K, L, estimator="unbiased", value_function="anova"), game)
 
 
-def _assert_block_hsic_matches_enumeration(weight=1.0):
+def _assert_block_hsic_matches_enumeration(weight=1.0, anova_weight="auto"):
     """Block HSIC of the ANOVA game: the mean over the blocks of each block's enumerated game
     of U-centred factors (1 + w k~) under the unbiased HSIC."""
     members = SampleBlocks(N, 6, 2, np.random.RandomState(3), pair_bytes=8).members
@@ -102,6 +102,7 @@ def _assert_block_hsic_matches_enumeration(weight=1.0):
         n_repetitions=2,
         random_state=3,
         value_function="anova",
+        anova_weight=anova_weight,
     )
     _assert_values(values, np.mean(games, axis=0))
 
@@ -222,6 +223,39 @@ def test_many_features_weight_the_centred_kernels_and_match_enumeration(monkeypa
     game = _game(K, _off_diagonal(H @ L @ H / (N - 1) ** 2), weight=2 / D)
     _assert_values(hsic_shapley_values(K, L, value_function="anova"), game)
     _assert_block_hsic_matches_enumeration(weight=2 / D)
+
+
+def test_a_given_weight_is_the_game_of_that_weight():
+    """``anova_weight=0.3`` enumerates as the game of factors 1 + 0.3 k~_j, for the exact
+    and block HSIC and for MMD; the other games ignore it."""
+    H = np.eye(N) - 1.0 / N
+    game = _game(K, _off_diagonal(H @ L @ H / (N - 1) ** 2), weight=0.3)
+    _assert_values(hsic_shapley_values(K, L, value_function="anova", anova_weight=0.3), game)
+    _assert_block_hsic_matches_enumeration(weight=0.3, anova_weight=0.3)
+    signs = np.where(groups == 0, 1.0 / (N // 2), -1.0 / (N // 2))
+    game = _game(K, _off_diagonal(np.outer(signs, signs)), weight=0.3)
+    _assert_values(mmd_shapley_values(K, groups, value_function="anova", anova_weight=0.3), game)
+    np.testing.assert_array_equal(
+        hsic_shapley_values(K, L, anova_weight=0.3), hsic_shapley_values(K, L)
+    )
+
+
+@pytest.mark.parametrize("weight", [0.0, -0.5, 1.5, "full"])
+def test_a_weight_outside_0_1_is_refused(weight):
+    with pytest.raises(ValueError, match="anova_weight"):
+        HSICShapleySelector(anova_weight=weight).fit(X, y)
+
+
+def test_the_automatic_weight_is_10_over_d_beyond_10_features():
+    """At d = 20 "auto" is w = 0.5: the same values as anova_weight=0.5, not as 1."""
+    data = np.random.default_rng(2).normal(size=(60, 20))
+    target = data[:, 0] * data[:, 1] + data[:, 2]
+    values = {
+        w: HSICShapleySelector(anova_weight=w).fit(data, target).shapley_values_
+        for w in ("auto", 0.5, 1.0)
+    }
+    np.testing.assert_array_equal(values["auto"], values[0.5])
+    assert not np.allclose(values["auto"], values[1.0])
 
 
 def test_thousands_of_features_take_the_linear_time_path():

@@ -1,11 +1,11 @@
 """Which weight of the ANOVA game's centred factors, 1 + w k~_j, the defaults should use.
 
     python -m benchmarks.games.weight [--repetitions 40] [--permutations 199] [--seed 1000]
-                                      [--full-weight-features 5 10 20] [--n-jobs 2]
+                                      [--weights 0.25 0.5 1] [--n-jobs 2]
 
-The weight is w = min(1, c / d) with c = ``_features.ANOVA_FULL_WEIGHT_FEATURES``. A smaller
-w shrinks the interactions (order q carries w^q) against the main effects. Three kinds of
-signal pull apart, and each c is measured on all of them with the same data sets:
+The factors are 1 + w k~_j (``anova_weight``; "auto" is min(1, 10 / d), 0.5 at d = 20). A
+smaller w shrinks the interactions (order q carries w^q) against the main effects. Three
+kinds of signal pull apart, and each w is measured on all of them with the same data sets:
 
 - the overall test (``pvalue_``, ``--permutations``) on the power benchmark's d = 20
   scenarios whose rates moved with the weight: XOR, whose signal is all in the
@@ -18,13 +18,12 @@ signal pull apart, and each c is measured on all of them with the same data sets
   products of a correlated group's centred factors can outweigh a single strong feature.
 
 A rate p over R data sets has Monte-Carlo standard error sqrt(p (1 - p) / R), up to 7.9
-points for R = 40; the data sets are the same for every c, so differences between
+points for R = 40; the data sets are the same for every w, so differences between
 columns are paired. Writes ``results/weight.md``.
 """
 
 import argparse
 import math
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +35,8 @@ from benchmarks.feature_selection import datasets
 from benchmarks.feature_selection.__main__ import _folds
 from benchmarks.games.__main__ import SCENARIOS, make_data
 from benchmarks.power.__main__ import scenario_data
-from pkex_select import HSICShapleySelector, _features
+from pkex_select import HSICShapleySelector
+from pkex_select._features import anova_weight
 
 RESULTS = Path(__file__).parent / "results"
 ALPHA = 0.05
@@ -50,43 +50,30 @@ POWER_SCENARIOS = (
 )
 
 
-@contextmanager
-def _full_weight(full_weight):
-    """Run with ``ANOVA_FULL_WEIGHT_FEATURES = full_weight`` (in whichever process runs
-    the task), and restore it."""
-    saved = _features.ANOVA_FULL_WEIGHT_FEATURES
-    _features.ANOVA_FULL_WEIGHT_FEATURES = full_weight
-    try:
-        yield
-    finally:
-        _features.ANOVA_FULL_WEIGHT_FEATURES = saved
-
-
-def _overall_rejects(full_weight, job, seed, n_permutations):
+def _overall_rejects(weight, job, seed, n_permutations):
     X, target, estimator = scenario_data(*job, seed)
-    with _full_weight(full_weight):
-        fitted = estimator(n_permutations=n_permutations, random_state=seed).fit(X, target)
-    return fitted.pvalue_ <= ALPHA
+    fitted = estimator(anova_weight=weight, n_permutations=n_permutations, random_state=seed)
+    return fitted.fit(X, target).pvalue_ <= ALPHA
 
 
-def _mixed_kept(full_weight, seed, n_permutations):
+def _mixed_kept(weight, seed, n_permutations):
     X, y = make_data("mixed", seed)
     _, nulls, _ = SCENARIOS["mixed"]
-    selector = HSICShapleySelector(n_permutations=n_permutations, alpha=ALPHA, random_state=seed)
-    with _full_weight(full_weight):
-        kept = selector.fit(X, y).get_support()
+    selector = HSICShapleySelector(
+        anova_weight=weight, n_permutations=n_permutations, alpha=ALPHA, random_state=seed
+    )
+    kept = selector.fit(X, y).get_support()
     return bool(kept[1]), bool(kept[2]), bool(kept[list(nulls)].any())
 
 
-def _parkinson_selection(full_weight, fold):
+def _parkinson_selection(weight, fold):
     """The columns the benchmark's ``pkex-anova`` selects on one training fold."""
     dataset = datasets.load("parkinson")
     X, y = dataset.X.to_numpy(float), dataset.y.to_numpy(float)
     train, _ = _folds(dataset, 5, 0)[fold]
     k = math.ceil(0.2 * X.shape[1])
-    selector = HSICShapleySelector(n_features_to_select=k, random_state=fold)
-    with _full_weight(full_weight):
-        selector.fit(StandardScaler().fit_transform(X[train]), y[train])
+    selector = HSICShapleySelector(n_features_to_select=k, anova_weight=weight, random_state=fold)
+    selector.fit(StandardScaler().fit_transform(X[train]), y[train])
     ranked = np.argsort(selector.ranking_)[:k]
     return [str(dataset.X.columns[j]) for j in ranked]
 
@@ -96,53 +83,53 @@ def main(argv=None):
     parser.add_argument("--repetitions", type=int, default=40)
     parser.add_argument("--permutations", type=int, default=199)
     parser.add_argument("--seed", type=int, default=1000)
-    parser.add_argument("--full-weight-features", type=int, nargs="+", default=[5, 10, 20])
+    parser.add_argument("--weights", type=float, nargs="+", default=[0.25, 0.5, 1.0])
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
-    weights = args.full_weight_features
+    weights = args.weights
     R, parallel = args.repetitions, Parallel(n_jobs=args.n_jobs)
 
-    columns = [f"c = {c} (w = {min(1, c / 20):g} at d = 20)" for c in weights]
+    columns = [f"w = {w:g}" + (" (auto)" if w == anova_weight(20) else "") for w in weights]
     power_rows = []
     for job in POWER_SCENARIOS:
         statistic, kind, d, n = job
         rates = [
             np.mean(
                 parallel(
-                    delayed(_overall_rejects)(c, job, args.seed + r, args.permutations)
+                    delayed(_overall_rejects)(w, job, args.seed + r, args.permutations)
                     for r in range(R)
                 )
             )
-            for c in weights
+            for w in weights
         ]
         power_rows.append([f"{statistic.upper()} {kind}, d = {d}, n = {n}"] + rates)
 
     mixed = [
         np.mean(
-            parallel(delayed(_mixed_kept)(c, args.seed + r, args.permutations) for r in range(R)),
+            parallel(delayed(_mixed_kept)(w, args.seed + r, args.permutations) for r in range(R)),
             axis=0,
         )
-        for c in weights
+        for w in weights
     ]
     mixed_rows = [
         [label] + [rates[i] for rates in mixed]
         for i, label in enumerate(["x1 kept", "x2 kept", "any null kept (FWER)"])
     ]
 
-    selections = [parallel(delayed(_parkinson_selection)(c, f) for f in range(5)) for c in weights]
+    selections = [parallel(delayed(_parkinson_selection)(w, f) for f in range(5)) for w in weights]
     parkinson_rows = [
         [fold] + [", ".join(chosen[fold]) for chosen in selections] for fold in range(5)
     ]
 
     text = "\n".join(
         [
-            "# The ANOVA game's weight w = min(1, c / d)",
+            "# The ANOVA game's weight w, at d = 20",
             "",
             f"`python -m benchmarks.games.weight --repetitions {R} --permutations "
-            f"{args.permutations} --seed {args.seed} --full-weight-features "
+            f"{args.permutations} --seed {args.seed} --weights "
             f"{' '.join(map(str, weights))}`; alpha = {ALPHA}; each rate over {R} data sets "
-            f"(the same for every c; standard error up to {0.5 / math.sqrt(R):.3f}).",
+            f"(the same for every w; standard error up to {0.5 / math.sqrt(R):.3f}).",
             "",
             "## Overall test: rejection rate",
             "",

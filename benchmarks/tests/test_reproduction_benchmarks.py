@@ -153,25 +153,24 @@ def test_units_benchmark_runs_every_test(tmp_path):
     assert len(rows) == 5 and all(0 <= float(r["rejection_rate"]) <= 1 for r in rows)
 
 
-def test_anova_weight_benchmark_runs_and_restores_the_weight(tmp_path):
-    from benchmarks.games.weight import _features, main
+def test_anova_weight_benchmark_runs(tmp_path):
+    from benchmarks.games.weight import main
 
-    default = _features.ANOVA_FULL_WEIGHT_FEATURES
     main(
         [
             "--repetitions",
             "1",
             "--permutations",
             "19",
-            "--full-weight-features",
-            "5",
+            "--weights",
+            "0.5",
             "--n-jobs",
             "1",
             "--out",
             str(tmp_path),
         ]
     )
-    assert _features.ANOVA_FULL_WEIGHT_FEATURES == default  # the tasks ran in this process
     text = (tmp_path / "weight.md").read_text()
+    assert "| w = 0.5 (auto) |" in text
     assert "| HSIC xor, d = 20, n = 300 | " in text and "| x1 kept | " in text
     assert all(f"\n| {fold} | " in text for fold in range(5))  # a selection per fold
