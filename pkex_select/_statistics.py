@@ -10,19 +10,17 @@ their weights under every permutation, shape (n_perm, n_pairs). Per-sample quant
 permuted once, up front. A new statistic is one more class here.
 """
 
-import datetime
 from numbers import Integral
 from typing import NamedTuple
 
 import numpy as np
-import pandas as pd
 from sklearn.utils._param_validation import Interval
 
 from ._gram import TargetGram
 from ._integrals import NUMBA, compile_kernel
 from ._plan import AllPairs, SampleBlocks
 from ._scheduling import row_slices
-from ._validation import encode_labels, is_class_labels, standardise
+from ._validation import datetimes_as_days, encode_labels, is_class_labels, standardise
 from .kernels import bandwidths, gamma_from_bandwidth
 
 __all__ = [
@@ -81,19 +79,6 @@ def _permuted_entries_kernel(table, permuted, a, b):
 
 permuted_entries_numba = compile_kernel(_permuted_entries_kernel) if NUMBA else None
 permuted_entries = permuted_entries_numba or permuted_entries_numpy
-
-
-def _datetimes_as_numbers(Y):
-    """Datetime targets as seconds since the epoch: a continuous quantity, not labels."""
-    if Y.dtype.kind == "M":
-        return Y.astype("datetime64[ns]").astype(np.int64) / 1e9
-    if (
-        Y.dtype.kind == "O"
-        and Y.size
-        and all(isinstance(v, (datetime.date, np.datetime64)) for v in Y.ravel())
-    ):
-        return np.asarray(pd.to_datetime(Y.ravel()).asi8 / 1e9).reshape(Y.shape)
-    return Y
 
 
 def _check_not_identifiers(codes):
@@ -187,7 +172,7 @@ class HSIC(_GramStatistic):
         """
         Y = np.asarray(y)
         Y = Y.reshape(len(Y), -1)
-        Y = _datetimes_as_numbers(Y)
+        Y = datetimes_as_days(Y)
         if kernel == "auto":
             categorical = (
                 categorical

@@ -6,6 +6,7 @@ continuous values by one documented rule; numeric columns are standardised witho
 overflow or underflow whatever their scale.
 """
 
+import datetime
 import warnings
 from numbers import Real
 
@@ -16,6 +17,7 @@ __all__ = [
     "categorical_dtypes",
     "check_no_missing",
     "dates_as_days",
+    "datetimes_as_days",
     "encode_labels",
     "from_arrow",
     "is_class_labels",
@@ -70,6 +72,25 @@ def dates_as_days(data):
         values = data[column]
         data[column] = (values - pd.Timestamp(0, tz=values.dt.tz)) / pd.Timedelta(days=1)
     return data
+
+
+_NANOSECONDS_PER_DAY = 86_400e9
+
+
+def datetimes_as_days(values):
+    """An array of datetimes (datetime64, or date and datetime objects) as days since
+    1970-01-01, as :func:`dates_as_days` reads a frame's date columns; any other array
+    unchanged. A datetime target is a continuous quantity, not labels."""
+    if values.dtype.kind == "M":
+        return values.astype("datetime64[ns]").astype(np.int64) / _NANOSECONDS_PER_DAY
+    if (
+        values.dtype.kind == "O"
+        and values.size
+        and all(isinstance(v, (datetime.date, np.datetime64)) for v in values.ravel())
+    ):
+        days = pd.to_datetime(values.ravel()).asi8 / _NANOSECONDS_PER_DAY
+        return np.asarray(days).reshape(values.shape)
+    return values
 
 
 def check_no_missing(values, what="y"):
