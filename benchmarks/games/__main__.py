@@ -2,7 +2,8 @@
 
     python -m benchmarks.games [--repetitions 100] [--null-repetitions 200]
                                [--permutations 999] [--seed 0] [--n-jobs 2] [--out DIR]
-                               [--games anova baseline observational] [--quick]
+                               [--games anova baseline observational marginal oracle]
+                               [--quick]
 
 Scenarios where a dominant feature stands beside moderate ones, and partial nulls:
 
@@ -23,7 +24,10 @@ kept, how often any independent-null feature is kept (the family-wise error over
 the values as shares of the largest absolute value. The observational game is left out of
 the MMD scenarios: its removed factors change with the labels, so each permutation costs an
 engine pass (30 s per fit at 999), and its v(empty) already holds every feature's marginal
-drift, so its values do not point at drifted features (the user guide).
+drift, so its values do not point at drifted features (the user guide). Beside the games:
+``marginal``, each feature's own HSIC or MMD tested alone (the same kernels, permutations
+and maxT), and on ``mixed`` ``oracle``, a Pearson test of y against each feature's true
+term with Bonferroni (what a test that knew every term's shape could do).
 ``block-categorical`` reports how often
 both categorical columns rank below every relevant numeric feature (no permutations). A rate
 p over R data sets has Monte-Carlo standard error sqrt(p (1 - p) / R): 1.5 points at 0.05 and
@@ -38,6 +42,7 @@ from pathlib import Path
 
 import numpy as np
 from joblib import Parallel, delayed
+from scipy.stats import pearsonr
 from sklearn.datasets import make_friedman1
 from sklearn.metrics.pairwise import rbf_kernel
 
@@ -49,7 +54,9 @@ from pkex_select.kernels import gamma_from_bandwidth
 
 RESULTS = Path(__file__).parent / "results"
 ALPHA = 0.05
-GAMES = ("anova", "baseline", "observational", "marginal")
+GAMES = ("anova", "baseline", "observational", "marginal", "oracle")
+# The true term of each feature of y in the scenarios the oracle test runs on (others: x_j).
+ORACLE_TERMS = {"mixed": {1: lambda x: np.sin(2 * x), 2: np.square}}
 # scenario -> (relevant features, independent-null features, repetitions key)
 SCENARIOS = {
     "friedman1": (range(5), range(5, 20), "repetitions"),
@@ -128,6 +135,15 @@ def marginal_fit(X, target, mmd, seed, n_permutations):
     return adjusted, statistics[0, 0]
 
 
+def oracle_fit(X, y, terms):
+    """Each feature's true term of y (``terms[j]``, the identity for the others) tested by
+    Pearson correlation with y, Bonferroni over the features: what a marginal test that
+    knew the shape of every term could do. Returns the adjusted p-values and r^2."""
+    tests = [pearsonr(terms.get(j, lambda x: x)(X[:, j]), y) for j in range(X.shape[1])]
+    pvalues = np.array([t.pvalue for t in tests])
+    return np.minimum(1.0, pvalues * X.shape[1]), np.array([t.statistic**2 for t in tests])
+
+
 def _centre(K):
     return K - K.mean(axis=0) - K.mean(axis=1)[:, None] + K.mean()
 
@@ -146,6 +162,16 @@ def one_fit(scenario, game, seed, n_permutations):
             "seconds": time.perf_counter() - start,
             "categorical_below": bool(ranks[[6, 7]].min() > ranks[relevant].max()),
             "shares": (fitted.shapley_values_ / np.abs(fitted.shapley_values_).max()).tolist(),
+        }
+    if game == "oracle":
+        adjusted, statistic = oracle_fit(X, y, ORACLE_TERMS[scenario])
+        kept = adjusted <= ALPHA
+        return {
+            "seconds": time.perf_counter() - start,
+            "kept": kept[relevant].tolist(),
+            "any_null_kept": bool(kept[nulls].any()),
+            "shares": (statistic / statistic.max()).tolist(),
+            "pvalue": float(adjusted.min()),
         }
     if game == "marginal":
         adjusted, statistic = marginal_fit(X, y, scenario.startswith("mmd"), seed, n_permutations)
@@ -250,6 +276,8 @@ def main(argv=None):
                 continue  # one engine pass per permutation; its v(empty) holds the drift
             if game == "marginal" and scenario == "block-categorical":
                 continue  # a ranking scenario, no tests
+            if game == "oracle" and scenario not in ORACLE_TERMS:
+                continue
             cached = (
                 args.out / "cache" / f"{scenario}-{game}-r{repetitions}-p"
                 f"{args.permutations}-s{args.seed}.json"
@@ -306,7 +334,9 @@ def main(argv=None):
         "data sets. marginal: each feature's own HSIC or MMD at the selectors' kernels, "
         "tested alone with the same permutations count and maxT (the reference for the "
         "per-feature tests; its shares are of that statistic, its overall power the smallest "
-        "adjusted p-value)."
+        "adjusted p-value). oracle: a Pearson test of y against each feature's true term "
+        "(sin(2 x1), x2^2, the feature itself for the others), Bonferroni over the 20: what "
+        "a marginal test that knew every term's shape could do (its shares are of r^2)."
     )
     if args.cached_only:
         note += (
