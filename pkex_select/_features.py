@@ -264,24 +264,24 @@ class GramFactors:
 
 
 # Up to this many features the ANOVA factors are 1 + k~_j; beyond, 1 + (this / d) k~_j
-# (python -m benchmarks.games.weight measured 5, 10 and 20).
-ANOVA_FULL_WEIGHT_FEATURES = 10
+# (python -m benchmarks.games.weight measured w = 0.25, 0.3, 0.5 and 1 at d = 20).
+ANOVA_FULL_WEIGHT_FEATURES = 6
 
 
 def anova_weight(n_features, weight="auto"):
     """The weight w of the centred kernels in the ANOVA factors ``1 + w k~_j``: ``weight``
-    itself, or for "auto" 1 up to ``ANOVA_FULL_WEIGHT_FEATURES`` features, then 10 / d.
+    itself, or for "auto" 1 up to ``ANOVA_FULL_WEIGHT_FEATURES`` features, then 6 / d.
 
     ``1 + w k~_j`` is the ANOVA kernel with variance w (Durrande et al., 2013), so the game
     keeps its properties for any w > 0, and an interaction of q features carries w^q: a
     smaller w favours main effects over interactions. "auto" keeps the joint kernel's
     deviation from 1, about w sum_j |k~_j|, of the same size as d grows. With w = 1 the
     product of thousands of centred factors spans hundreds of orders of magnitude, its
-    values are noise and the quadrature needs about d/2 nodes per pair; with w = 10/d the
+    values are noise and the quadrature needs about d/2 nodes per pair; with w = 6/d the
     factors are near 1 (linear time per pair, the series path) and each value tends to w
     times the feature's own centred statistic plus interactions of order w^2
     (``python -m benchmarks.scale.high_d``). Already at d = 20, w = 1 let a group of
-    correlated features outweigh the strongest single feature, and w = 10/d gives up part
+    correlated features outweigh the strongest single feature, and w = 6/d gives up part
     of a pure interaction's power (``python -m benchmarks.games.weight``).
     """
     if weight != "auto":

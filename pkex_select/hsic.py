@@ -84,7 +84,7 @@ def hsic_shapley_values(
         :class:`HSICShapleySelector`; see its ``value_function``).
     anova_weight : "auto" or float in (0, 1], default="auto"
         ``value_function="anova"`` only: the factors are ``1 + w K~[j]``, w = 1 up to 10
-        features and 10 / d beyond for "auto" (see :class:`HSICShapleySelector`).
+        features and 6 / d beyond for "auto" (see :class:`HSICShapleySelector`).
     scales : array-like of float, default=None
         The bandwidth scale of each stack of ``K`` (only their order matters: the overall
         test gives the widest its own share); by default 1, 2, ... (widest last).
@@ -252,7 +252,7 @@ class HSICShapleySelector(ShapleySelectorBase):
         every game.
     anova_weight : "auto" or float in (0, 1], default="auto"
         The weight w of the ANOVA game's factors ``1 + w K~_j``; an interaction of q
-        features carries w^q. "auto": 1 up to 10 features, 10 / d beyond. A smaller w
+        features carries w^q. "auto": 1 up to 6 features, 6 / d beyond. A smaller w
         favours main effects, a larger one interactions: on XOR among 20 features (n = 300)
         the overall test rejected in 100% of data sets with w = 1 and 52% with "auto" (w =
         0.5), while w = 1 lost up to 13 points to the baseline game on single main effects

@@ -83,7 +83,7 @@ def mmd_shapley_values(
         features. Use it to compare with that code; attribute drift with "baseline".
     anova_weight : "auto" or float in (0, 1], default="auto"
         ``value_function="anova"`` only: the factors are ``1 + w K~[j]``, w = 1 up to 10
-        features and 10 / d beyond for "auto" (see :class:`MMDShapleyAttributor`).
+        features and 6 / d beyond for "auto" (see :class:`MMDShapleyAttributor`).
     scales : array-like of float, default=None
         The bandwidth scale of each stack of ``K``; by default 1, 2, ... (widest last).
     n_permutations : int, default=0
@@ -218,7 +218,7 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         permutation, not one matrix product.
     anova_weight : "auto" or float in (0, 1], default="auto"
         The weight w of the ANOVA game's factors ``1 + w K~_j``; an interaction of q
-        features carries w^q. "auto": 1 up to 10 features, 10 / d beyond. A smaller w
+        features carries w^q. "auto": 1 up to 6 features, 6 / d beyond. A smaller w
         favours main effects, a larger one interactions (measured for HSIC; see
         :class:`HSICShapleySelector`). Used by ``value_function="anova"`` only.
     interactions : {"SII", "BII", "STII", "k-SII", "Moebius"}, default=None

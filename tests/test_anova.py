@@ -246,15 +246,15 @@ def test_a_weight_outside_0_1_is_refused(weight):
         HSICShapleySelector(anova_weight=weight).fit(X, y)
 
 
-def test_the_automatic_weight_is_10_over_d_beyond_10_features():
-    """At d = 20 "auto" is w = 0.5: the same values as anova_weight=0.5, not as 1."""
+def test_the_automatic_weight_is_6_over_d_beyond_6_features():
+    """At d = 20 "auto" is w = 0.3: the same values as anova_weight=0.3, not as 1."""
     data = np.random.default_rng(2).normal(size=(60, 20))
     target = data[:, 0] * data[:, 1] + data[:, 2]
     values = {
         w: HSICShapleySelector(anova_weight=w).fit(data, target).shapley_values_
-        for w in ("auto", 0.5, 1.0)
+        for w in ("auto", 0.3, 1.0)
     }
-    np.testing.assert_array_equal(values["auto"], values[0.5])
+    np.testing.assert_array_equal(values["auto"], values[0.3])
     assert not np.allclose(values["auto"], values[1.0])
 
 

@@ -3,7 +3,7 @@
     python -m benchmarks.games.weight [--repetitions 40] [--permutations 199] [--seed 1000]
                                       [--weights 0.25 0.5 1] [--n-jobs 2]
 
-The factors are 1 + w k~_j (``anova_weight``; "auto" is min(1, 10 / d), 0.5 at d = 20). A
+The factors are 1 + w k~_j (``anova_weight``; "auto" is min(1, 6 / d), 0.3 at d = 20). A
 smaller w shrinks the interactions (order q carries w^q) against the main effects. Three
 kinds of signal pull apart, and each w is measured on all of them with the same data sets:
 

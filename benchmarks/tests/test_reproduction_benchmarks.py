@@ -163,7 +163,7 @@ def test_anova_weight_benchmark_runs(tmp_path):
             "--permutations",
             "19",
             "--weights",
-            "0.5",
+            "0.3",
             "--n-jobs",
             "1",
             "--out",
@@ -171,6 +171,6 @@ def test_anova_weight_benchmark_runs(tmp_path):
         ]
     )
     text = (tmp_path / "weight.md").read_text()
-    assert "| w = 0.5 (auto) |" in text
+    assert "| w = 0.3 (auto) |" in text
     assert "| HSIC xor, d = 20, n = 300 | " in text and "| x1 kept | " in text
     assert all(f"\n| {fold} | " in text for fold in range(5))  # a selection per fold
