@@ -232,8 +232,8 @@ class HSICShapleySelector(ShapleySelectorBase):
         :class:`~sklearn.feature_selection.SelectFdr` do; ``n_features_to_select`` is then
         ignored. Possibly no feature is kept. The maxT correction compares each feature with
         the far tail of the permuted maxima, so more permutations keep more: a feature
-        shifted by 0.5 sd among 20 (MMD) was kept in 0.887 of 400 runs with 999
-        permutations and 0.863 with 199 (``python -m benchmarks.power``). Holm and
+        shifted by 0.5 sd among 20 (MMD) was kept in 0.890 of 400 runs with 999
+        permutations and 0.868 with 199 (``python -m benchmarks.power``). Holm and
         Benjamini-Hochberg multiply the smallest p-value, 1 / (1 + n_permutations), by the
         number of features: a count too small to reach ``alpha`` gets a warning.
     value_function : {"anova", "baseline", "observational"}, default="anova"
@@ -254,8 +254,8 @@ class HSICShapleySelector(ShapleySelectorBase):
         The weight w of the ANOVA game's factors ``1 + w K~_j``; an interaction of q
         features carries w^q. "auto": 1 up to 6 features, 6 / d beyond. A smaller w
         favours main effects, a larger one interactions: on XOR among 20 features (n = 300)
-        the overall test rejected in 100% of data sets with w = 1 and 52% with "auto" (w =
-        0.5), while w = 1 lost up to 13 points to the baseline game on single main effects
+        the overall test rejected in 100% of data sets with w = 1 and 29% with "auto" (w =
+        0.3), while w = 1 lost up to 13 points to the baseline game on single main effects
         beside 19 noise features and let a group of 11 correlated voice measures outrank
         the strongest features of the Parkinson data (``python -m benchmarks.power``,
         ``python -m benchmarks.games.weight``). Used by ``value_function="anova"`` only.
