@@ -57,3 +57,12 @@ def test_quick_run_is_deterministic_and_resumable(tmp_path):
         "clean", "sonar", "pkex", 0, harness.parse(argv + ["--out", str(tmp_path / "a")])
     )
     assert set(cached["models"]) == {"gp", "svm"}
+
+
+def test_redundancy_benchmark_writes_a_row_per_data_set(tmp_path):
+    from benchmarks.feature_selection.redundancy import main
+
+    main(["--methods", "kbest", "--datasets", "wisconsin", "--n-jobs", "1", "--out", str(tmp_path)])
+    text = (tmp_path / "redundancy.md").read_text()
+    row = next(line for line in text.splitlines() if line.startswith("| wisconsin |"))
+    assert 0.0 < float(row.split("|")[2]) < 1.0  # a mean absolute correlation
