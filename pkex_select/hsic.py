@@ -83,7 +83,7 @@ def hsic_shapley_values(
         one becomes all ones, and only pairs of distinct samples count (the default of
         :class:`HSICShapleySelector`; see its ``value_function``).
     anova_weight : "auto" or float in (0, 1], default="auto"
-        ``value_function="anova"`` only: the factors are ``1 + w K~[j]``, w = 1 up to 10
+        ``value_function="anova"`` only: the factors are ``1 + w K~[j]``, w = 1 up to 6
         features and 6 / d beyond for "auto" (see :class:`HSICShapleySelector`).
     scales : array-like of float, default=None
         The bandwidth scale of each stack of ``K`` (only their order matters: the overall

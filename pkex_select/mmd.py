@@ -82,7 +82,7 @@ def mmd_shapley_values(
         cell means): the values split only what is left, so they do not point at drifted
         features. Use it to compare with that code; attribute drift with "baseline".
     anova_weight : "auto" or float in (0, 1], default="auto"
-        ``value_function="anova"`` only: the factors are ``1 + w K~[j]``, w = 1 up to 10
+        ``value_function="anova"`` only: the factors are ``1 + w K~[j]``, w = 1 up to 6
         features and 6 / d beyond for "auto" (see :class:`MMDShapleyAttributor`).
     scales : array-like of float, default=None
         The bandwidth scale of each stack of ``K``; by default 1, 2, ... (widest last).
