@@ -1,7 +1,7 @@
 """Which weight of the ANOVA game's centred factors, 1 + w k~_j, the defaults should use.
 
     python -m benchmarks.games.weight [--repetitions 40] [--permutations 199] [--seed 1000]
-                                      [--weights 0.25 0.5 1] [--n-jobs 2]
+                                      [--weights 0.25 0.3 0.5 1] [--n-jobs 2]
 
 The factors are 1 + w k~_j (``anova_weight``; "auto" is min(1, 6 / d), 0.3 at d = 20). A
 smaller w shrinks the interactions (order q carries w^q) against the main effects. Three
@@ -33,13 +33,12 @@ from sklearn.preprocessing import StandardScaler
 from benchmarks._measure import markdown_table
 from benchmarks.feature_selection import datasets
 from benchmarks.feature_selection.__main__ import _folds
-from benchmarks.games.__main__ import SCENARIOS, make_data
+from benchmarks.games.__main__ import ALPHA, SCENARIOS, make_data
 from benchmarks.power.__main__ import scenario_data
 from pkex_select import HSICShapleySelector
 from pkex_select._features import anova_weight
 
 RESULTS = Path(__file__).parent / "results"
-ALPHA = 0.05
 POWER_SCENARIOS = (
     ("hsic", "xor", 20, 100),
     ("hsic", "xor", 20, 300),
@@ -83,7 +82,7 @@ def main(argv=None):
     parser.add_argument("--repetitions", type=int, default=40)
     parser.add_argument("--permutations", type=int, default=199)
     parser.add_argument("--seed", type=int, default=1000)
-    parser.add_argument("--weights", type=float, nargs="+", default=[0.25, 0.5, 1.0])
+    parser.add_argument("--weights", type=float, nargs="+", default=[0.25, 0.3, 0.5, 1.0])
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
