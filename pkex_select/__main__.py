@@ -3,7 +3,7 @@
 pkex-select                          # demo: the Wisconsin breast-cancer data
 pkex-select rank FILE.csv --target COL [--task auto|classification|regression]
             [--k K | --alpha A] [--estimator auto|biased|unbiased|block] [--permutations N]
-            [--value-function anova|baseline|observational] [--na-values LIST]
+            [--value-function auto|anova|baseline|observational] [--na-values LIST]
             [--plot out.png] [--json]
 """
 
@@ -63,12 +63,13 @@ _NA_STRINGS = {
 }
 # What a value means in each game, for the table's header.
 _READING = {
-    "anova": "A value is the feature's share of the dependence, its interactions included; a "
-    "feature independent of y and\nof the others gets about 0 (small values of either "
-    "sign are noise).",
-    "baseline": "In this game (the paper's) adding a feature narrows the joint kernel, so a "
-    "feature beside a dominant one\ncan get a negative value although y depends on "
-    "it: read the p-values, or use --value-function anova.",
+    "anova": "Game: ANOVA (each feature's kernel centred). A value is the feature's share of "
+    "the dependence, its\ninteractions included; a feature independent of y and of the "
+    "others gets about 0 (small values of\neither sign are noise).",
+    "baseline": "Game: the paper's (PKeX-Shapley). Adding a feature narrows the joint kernel, "
+    "so a feature that adds\nlittle beyond the others (a near-copy, a weak one beside a "
+    "dominant one) gets a small or negative\nvalue: the largest values are the columns a "
+    "model should use. To test which columns y depends on, use --alpha.",
     "observational": "A removed feature's kernel becomes its mean, which keeps part of every "
     "feature in the empty coalition:\nthe values split what is left.",
 }
@@ -103,8 +104,9 @@ def _common_options():
     common.add_argument(
         "--k",
         type=_count(1),
-        help="select the K largest values (default: 20%% of the features, "
-        "rounded up; with --permutations, those with adjusted p <= 0.05)",
+        help="select the K largest values of the paper's game: the K columns a model "
+        "should use (default: test every column at --alpha 0.05 where that takes "
+        "seconds, else the largest 20%%)",
     )
     common.add_argument(
         "--alpha",
@@ -130,8 +132,9 @@ def _common_options():
     )
     common.add_argument(
         "--value-function",
-        choices=sorted(_READING),
-        help="the game whose Shapley values are computed (default: the selector's, anova)",
+        choices=["auto", *sorted(_READING)],
+        help="the game whose Shapley values are computed (default: auto, the ANOVA game "
+        "when testing, the paper's game with --k)",
     )
     common.add_argument(
         "--na-values",
@@ -286,7 +289,12 @@ def rank(
         )
     if permutations == 0 and alpha is not None:
         raise UsageError("--alpha selects by permutation p-values; --permutations 0 gives none")
-    if alpha is None and k is None and permutations:
+    if (
+        alpha is None
+        and k is None
+        and permutations != 0
+        and (permutations or _tests_affordable(X.shape, estimator))
+    ):
         alpha = _DEFAULT_ALPHA
     smallest = permutations and smallest_adjusted_pvalue("maxT", permutations, X.shape[1])
     if alpha is not None and permutations and smallest > alpha:
@@ -332,6 +340,15 @@ def rank(
             f"{guess}; use --task {other} if it is not"
         )
     return selector
+
+
+def _tests_affordable(shape, estimator):
+    """Whether the default may test every column: where the exact estimate is attributed
+    (its 999 permutations cost one matrix product per chunk of pairs; ``python -m
+    benchmarks.scale``), not on the block estimate of large files."""
+    from ._selection import resolve_estimator
+
+    return resolve_estimator(estimator, *shape, block_size=20, n_repetitions=10) != "block"
 
 
 def _task(selector):
@@ -383,7 +400,7 @@ def _print_table(rows, selector, title, out):
     print(
         f"How strongly y depends on the features: {selector.hsic_:.6g}{widths}.\nEach "
         "feature's value is its part of it; the values add up to it, and share = value / "
-        "total.",
+        "(sum of |values|).",
         file=out,
     )
     if hasattr(selector, "pvalue_"):
@@ -395,18 +412,23 @@ def _print_table(rows, selector, title, out):
             f"p-value <= {level:g} under independence is <= {level:.0%}).",
             file=out,
         )
-    print(_READING[selector.value_function], file=out)
+    print(_READING[selector.value_function_], file=out)
     if "pvalues_" in vars(selector):
         print(
             "A small p-value says y depends on the feature (alone or with others); a copy of "
             "a relevant feature\ngets one too: the test is marginal, not conditional.",
             file=out,
         )
-    print(
-        f"* = selected ({sum(r['selected'] for r in rows)} of {len(rows)}): "
-        f"{_selection_rule(selector)}\n",
-        file=out,
-    )
+    n_selected = sum(r["selected"] for r in rows)
+    rule, hint = _selection_rule(selector)
+    print(f"* = selected ({n_selected} of {len(rows)}): {rule} ({hint})", file=out)
+    if selector.alpha is not None and n_selected == len(rows):
+        print(
+            "Every column is related to y at this level, as often on data with many rows; "
+            "--k K picks the K a model should use.",
+            file=out,
+        )
+    print(file=out)
     pcol = "pvalues_" in vars(selector)
     header = f"{'rank':>4}  {'feature'}{' ' * (width - 7)}  {'shapley':>11}  {'share':>6}"
     print(header + ("  p-value  adj. p" if pcol else ""), file=out)
@@ -424,11 +446,19 @@ def _print_table(rows, selector, title, out):
 
 
 def _selection_rule(selector):
+    """What the stars mean, and a hint at the flags that change it."""
     if selector.alpha is not None:
-        return f"adjusted p-value <= {selector.alpha:g} (--alpha to change)"
+        return (
+            f"adjusted p-value <= {selector.alpha:g}",
+            "the columns y depends on; --alpha to change, --k for the K a model should use",
+        )
     if isinstance(selector.n_features_to_select, int):
-        return f"the {selector.n_features_to_select} largest values (--k)"
-    return "the largest 20% of the values (--k to choose how many, --alpha to select by p-value)"
+        return f"the {selector.n_features_to_select} largest values", "--k"
+    return (
+        "the largest 20% of the values",
+        "testing every column takes long at this size: --alpha 0.05 to test anyway, --k "
+        "to choose how many",
+    )
 
 
 def _plot_path(path):
@@ -508,7 +538,8 @@ def main(argv=None):
                 "hsic": selector.hsic_,
                 "task": task,
                 "estimator": selector.estimator_,
-                "selection": _selection_rule(selector).split(" (--")[0],
+                "selection": _selection_rule(selector)[0],
+                "game": selector.value_function_,
                 "features": rows,
             }
             if hasattr(selector, "pvalue_"):

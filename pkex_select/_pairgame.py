@@ -71,11 +71,18 @@ class Attribution:
 
     @property
     def shares(self):
-        """The values as shares of the statistic (they add up to 1; zeros for a statistic of
-        0): readable at any number of features, where the values' own scale is not."""
-        if self.statistic == 0 or not np.isfinite(self.statistic):
+        """Each value over the sum of the values' magnitudes (zeros where that is 0).
+
+        Readable at any number of features, where the values' own scale is not, and
+        bounded by 1 in magnitude in every game: their magnitudes add up to 1, and where no
+        value is negative (the ANOVA game, up to sampling noise) they are the shares of the
+        statistic. Dividing by the statistic instead would blow them up in the paper's
+        game, whose values can nearly cancel (a top share of 0.71 beside five negative ones).
+        """
+        total = np.abs(self.values).sum()
+        if total == 0 or not np.isfinite(total):
             return np.zeros_like(self.values)
-        return self.values / self.statistic
+        return self.values / total
 
 
 class RemovedFactors:

@@ -186,13 +186,16 @@ class HSICShapleySelector(ShapleySelectorBase):
     scales : "auto" or list of float, default="auto"
         Bandwidth scales: the statistic is attributed with the numeric bandwidths times
         each scale, and the games are added up, each divided by the standard deviation of
-        its joint kernel over the pairs so that no scale dominates. "auto" is
-        ``(1, sqrt(n_numeric_features))``: scale 1, one median-heuristic bandwidth per
-        feature, resolves what each feature does on its own scale, while the product of
-        d such factors is a kernel far narrower than the data; scale sqrt(d) gives a joint
-        kernel about as wide as the joint median heuristic, which keeps the overall test
-        as powerful as the standard kernel tests. ``scales=[1]`` attributes the
-        single-scale statistic of the functions on Gram matrices, at half the cost.
+        its joint kernel over the pairs so that no scale dominates. "auto" is ``(1,)``
+        where ``value_function="auto"`` ranks by the paper's game without tests (the
+        published game: one median-heuristic bandwidth per feature; a second scale selected
+        no better on real data, at twice the cost) and ``(1, sqrt(n_numeric_features))``
+        otherwise: scale 1 resolves what
+        each feature does on its own scale, while the product of d such factors is a
+        kernel far narrower than the data; scale sqrt(d) gives a joint kernel about as
+        wide as the joint median heuristic, which keeps the overall test as powerful as
+        the standard kernel tests. ``scales=[1]`` attributes the single-scale statistic
+        of the functions on Gram matrices.
     categorical_features : "from_dtype", array-like of int, str or bool, or None, \
             default="from_dtype"
         Columns compared with the delta kernel (1 if equal, else 0); they may hold strings.
@@ -236,20 +239,24 @@ class HSICShapleySelector(ShapleySelectorBase):
         permutations and 0.868 with 199 (``python -m benchmarks.power``). Holm and
         Benjamini-Hochberg multiply the smallest p-value, 1 / (1 + n_permutations), by the
         number of features: a count too small to reach ``alpha`` gets a warning.
-    value_function : {"anova", "baseline", "observational"}, default="anova"
+    value_function : {"auto", "baseline", "anova", "observational"}, default="auto"
         The game whose Shapley values are computed (see the user guide, "Reading the
-        values"). "anova": each feature's kernel factor is U-centred over the sample
-        (``1 + K~_j``), a removed feature's factor is 1, and only pairs of distinct samples
-        count; for features independent of y and of each other every gain is 0 in
-        the population, so a feature y does not depend on gets a value near 0 and one it
-        depends on a positive share, even beside a dominant feature (measured in
-        ``python -m benchmarks.games``). "baseline": the published PKeX-Shapley game, a
-        removed feature's Gram matrix becomes ones (an infinite bandwidth); adding a
-        feature narrows the joint kernel, so features beside a dominant one can get negative
-        values and large p-values although y depends on them. "observational": a removed
-        feature's Gram matrix becomes its mean over the entries the estimator uses, as in
-        the published authors' current code. Permutations re-weight the same pairs in
-        every game.
+        values"). "auto": each question gets the game that answers it best. Selecting k
+        features (``n_features_to_select``, ``threshold``) without tests uses "baseline",
+        the published PKeX-Shapley game: adding a feature narrows the joint kernel, so a
+        feature that adds little beyond the others (a near-copy of a selected one, a weak
+        one beside a dominant one) gets a small or negative value, which is what a model
+        choosing k features wants (``python -m benchmarks.selection``: it ranked ahead of
+        the ANOVA game on 19 real data sets). With permutation tests (``alpha`` or
+        ``n_permutations``) it uses "anova": each feature's kernel factor is U-centred over
+        the sample (``1 + K~_j``), a removed feature's factor is 1, and only pairs of
+        distinct samples count; a feature y does not depend on gets a value near 0 and one
+        it depends on a positive share and a small p-value, even beside a dominant feature
+        (``python -m benchmarks.games``), which is what finding every relevant feature at a
+        controlled error needs. ``value_function_`` records the game used.
+        "observational": a removed feature's Gram matrix becomes its mean over the entries
+        the estimator uses, as in the published authors' current code. Permutations
+        re-weight the same pairs in every game.
     anova_weight : "auto" or float in (0, 1], default="auto"
         The weight w of the ANOVA game's factors ``1 + w K~_j``; an interaction of q
         features carries w^q. "auto": 1 up to 6 features, 6 / d beyond. A smaller w
@@ -286,9 +293,15 @@ class HSICShapleySelector(ShapleySelectorBase):
     scores_ : ndarray of shape (`n_features_in_`,)
         Same as ``shapley_values_`` (the name scikit-learn's selectors use).
     shares_ : ndarray of shape (`n_features_in_`,)
-        ``shapley_values_ / hsic_``: each feature's share of the attributed statistic
-        (they add up to 1), on a scale a reader can compare across data sets and numbers of
-        features, where the values' own scale depends on the kernels' normalisation.
+        ``shapley_values_ / abs(shapley_values_).sum()``: each value as a share of all
+        the credit given out, in [-1, 1] whatever the kernels' normalisation, so a reader
+        can compare them across features, data sets and games. Their magnitudes add up
+        to 1; where no value is negative (the ANOVA game, up to sampling noise) they are
+        the shares of ``hsic_``. A negative share (the paper's game) says that adding the
+        feature to the others lowers HSIC on average: what it adds about y is less than
+        what it costs by narrowing the joint kernel, as for a feature that repeats one
+        already counted or a weak one beside a dominant one. It is not evidence that y
+        is independent of the feature: test that with ``alpha``.
     hsic_ : float
         The attributed statistic with all features, ``shapley_values_.sum()``: the HSIC
         estimate with ``scales=[1]``, else the sum over ``scales_`` of HSIC divided by the
@@ -299,6 +312,8 @@ class HSICShapleySelector(ShapleySelectorBase):
         together (XOR) stand out here while their order-one values are small.
     estimator_ : str
         The estimator attributed: ``estimator``, or what "auto" chose at this size.
+    value_function_ : str
+        The game attributed: ``value_function``, or what "auto" chose.
     scales_ : tuple of float
         The bandwidth scales used.
     ranking_ : ndarray of shape (`n_features_in_`,)
@@ -397,7 +412,7 @@ class HSICShapleySelector(ShapleySelectorBase):
         n_permutations=None,
         correction="maxT",
         alpha=None,
-        value_function="anova",
+        value_function="auto",
         anova_weight="auto",
         interactions=None,
         random_state=None,

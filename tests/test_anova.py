@@ -251,7 +251,9 @@ def test_the_automatic_weight_is_6_over_d_beyond_6_features():
     data = np.random.default_rng(2).normal(size=(60, 20))
     target = data[:, 0] * data[:, 1] + data[:, 2]
     values = {
-        w: HSICShapleySelector(anova_weight=w).fit(data, target).shapley_values_
+        w: HSICShapleySelector(value_function="anova", anova_weight=w)
+        .fit(data, target)
+        .shapley_values_
         for w in ("auto", 0.3, 1.0)
     }
     np.testing.assert_array_equal(values["auto"], values[0.3])
@@ -263,7 +265,7 @@ def test_thousands_of_features_take_the_linear_time_path():
     plan's series path) and the two features y depends on rank first."""
     data = np.random.default_rng(5).normal(size=(150, 2000))
     target = data[:, 0] + data[:, 1] ** 2
-    selector = HSICShapleySelector(2).fit(data, target)
+    selector = HSICShapleySelector(2, value_function="anova").fit(data, target)
     assert set(selector.get_support(indices=True)) == {0, 1}
 
 
@@ -284,6 +286,8 @@ def test_block_estimator_gives_noise_features_no_share_on_average():
         target = (
             data[:, 0] + data[:, 1] ** 2 + 0.5 * np.random.default_rng(seed + 99).normal(size=2000)
         )
-        selector = HSICShapleySelector(estimator="block", random_state=seed).fit(data, target)
+        selector = HSICShapleySelector(
+            estimator="block", value_function="anova", random_state=seed
+        ).fit(data, target)
         shares.append(selector.shares_[2:].mean())
     assert abs(np.mean(shares)) < 0.003

@@ -135,7 +135,9 @@ def test_borderline_integer_targets_warn(n_distinct, classes):
 
 def test_the_anova_game_needs_three_samples():
     with pytest.raises(ValueError, match="at least 3 samples; got 2. Use value_function="):
-        HSICShapleySelector().fit(X[:2], y_cont[:2])
+        HSICShapleySelector(value_function="anova").fit(X[:2], y_cont[:2])
+    # The default ranks two samples by the paper's game, which is defined there.
+    assert HSICShapleySelector().fit(X[:2], y_cont[:2]).value_function_ == "baseline"
 
 
 def test_constant_columns_rank_last_and_are_never_selected():

@@ -37,8 +37,12 @@ def test_demo_ranks_breast_cancer_features():
     assert "Wisconsin" in result.stdout
     lines = [line for line in result.stdout.splitlines() if re.match(r"\s*\d+\*? ", line)]
     assert len(lines) == 30
-    assert sum("*" in line[:6] for line in lines) == 6  # 20% of 30
-    # The anova game's first: area error (8.9% of HSIC), then worst area, mean area, ...
+    # 569 rows: the default tests every column, and each is related to the diagnosis; the
+    # header says so and how to ask for the few a model should use.
+    assert "adjusted p-value <= 0.05" in result.stdout and "Game: ANOVA" in result.stdout
+    assert sum("*" in line[:6] for line in lines) == 30
+    assert "Every column is related to y" in result.stdout and "--k" in result.stdout
+    # The anova game's first: area error, then worst area, mean area, ...
     assert "area" in lines[0] and "concave points" in "".join(lines[:6])
 
 
@@ -339,11 +343,10 @@ def test_table_reads_right(awkward_csv):
     )
     assert result.returncode == 0, result.stderr
     assert "Independence test of X and y: p = 0.05 (19 permutations)" in result.stdout
-    from pkex_select import HSICShapleySelector
     from pkex_select.__main__ import _READING, _width
 
-    # What a value means in the selector's game, and what the p-values test.
-    reading = _READING[HSICShapleySelector().value_function]
+    # What a value means in the game of the tests (ANOVA), and what the p-values test.
+    reading = _READING["anova"]
     assert reading.splitlines()[0] in result.stdout
     assert "the test is marginal, not conditional" in result.stdout
     assert "redundant given the others" not in result.stdout

@@ -284,7 +284,7 @@ def test_hsic_function_is_the_selector_for_every_option(options):
     ys = (y_continuous - y_continuous.mean()) / y_continuous.std()
     L = gram_matrices(ys[:, None], "rbf", 1.0 / (2.0 * selector.target_bandwidth_**2))[0]
     function_options = {k: v for k, v in options.items() if k != "scales"}
-    function_options["value_function"] = selector.value_function
+    function_options["value_function"] = selector.value_function_
     result = hsic_shapley_values(
         _estimator_grams(selector, X),
         L,
@@ -300,7 +300,7 @@ def test_hsic_function_is_the_selector_for_every_option(options):
 def test_mmd_function_is_the_attributor_for_every_option(options):
     attributor = MMDShapleyAttributor(random_state=0, **options).fit(X_shifted, y_groups)
     function_options = {k: v for k, v in options.items() if k != "scales"}
-    function_options["value_function"] = attributor.value_function
+    function_options["value_function"] = attributor.value_function_
     result = mmd_shapley_values(
         _estimator_grams(attributor, X_shifted),
         y_groups,

@@ -42,9 +42,12 @@ def test_hsic_over_scales_is_the_sum_of_normalised_games():
 
 
 def test_default_scales_are_one_and_root_d():
+    """(1, sqrt(d)), but one scale where the default ranks by the paper's game untested."""
     X = rng.normal(size=(40, 9))
-    assert HSICShapleySelector().fit(X, X[:, 0]).scales_ == (1.0, 3.0)
-    assert HSICShapleySelector().fit(X[:, :1], X[:, 0]).scales_ == (1.0,)
+    for options in ({"value_function": "anova"}, {"value_function": "baseline"}, {"alpha": 0.5}):
+        assert HSICShapleySelector(**options).fit(X, X[:, 0]).scales_ == (1.0, 3.0)
+    assert HSICShapleySelector().fit(X, X[:, 0]).scales_ == (1.0,)
+    assert HSICShapleySelector(value_function="anova").fit(X[:, :1], X[:, 0]).scales_ == (1.0,)
     with pytest.raises(ValueError, match="scales must be"):
         HSICShapleySelector(scales=[1, -2]).fit(X, X[:, 0])
 

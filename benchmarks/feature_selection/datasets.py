@@ -137,6 +137,12 @@ def parkinson():
     return Dataset("parkinson", frame, y, "regression", "5875 x 20, target total_UPDRS")
 
 
+# Data sets whose rows come in groups, and the column that names the group: parkinson's
+# 5875 rows are 2501 recording sessions of 42 subjects, and rows of one session share
+# subject#, test_time and the target, so a shuffled K-fold puts copies of a test row in the
+# training part (see the benchmark page).
+GROUPS = {"parkinson": "subject#"}
+
 LOADERS = {
     "sonar": sonar,
     "wisconsin": wisconsin,
