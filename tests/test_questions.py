@@ -1,0 +1,57 @@
+"""value_function="auto": each selection question gets its game."""
+
+import numpy as np
+import pytest
+
+from pkex_select import HSICShapleySelector, MMDShapleyAttributor
+from pkex_select.__main__ import _tests_affordable
+
+rng = np.random.default_rng(7)
+X = rng.normal(size=(120, 9))
+y = 2 * X[:, 0] + np.sin(2 * X[:, 1]) + 0.3 * rng.normal(size=120)
+
+
+def test_k_features_are_ranked_by_the_papers_game_at_one_scale():
+    auto = HSICShapleySelector(3).fit(X, y)
+    paper = HSICShapleySelector(3, value_function="baseline", scales=[1]).fit(X, y)
+    assert auto.value_function_ == "baseline" and auto.scales_ == (1.0,)
+    np.testing.assert_array_equal(auto.shapley_values_, paper.shapley_values_)
+
+
+@pytest.mark.parametrize("options", [{"alpha": 0.05}, {"n_permutations": 19}])
+def test_tests_use_the_anova_game(options):
+    auto = HSICShapleySelector(random_state=0, **options).fit(X, y)
+    anova = HSICShapleySelector(value_function="anova", random_state=0, **options).fit(X, y)
+    assert auto.value_function_ == "anova" and auto.scales_ == (1.0, 3.0)
+    np.testing.assert_array_equal(auto.shapley_values_, anova.shapley_values_)
+    np.testing.assert_array_equal(auto.adjusted_pvalues_, anova.adjusted_pvalues_)
+
+
+def test_an_explicit_game_is_kept():
+    for game in ("anova", "baseline", "observational"):
+        assert HSICShapleySelector(value_function=game).fit(X, y).value_function_ == game
+
+
+def test_the_attributor_stays_on_the_anova_game():
+    labels = np.repeat([0, 1], 60)
+    shifted = X + labels[:, None] * np.r_[1.5, 1.0, np.zeros(7)]
+    for options in ({}, {"value_function": "auto"}, {"alpha": 0.05, "random_state": 0}):
+        fitted = MMDShapleyAttributor(2, **options).fit(shifted, labels)
+        assert fitted.value_function_ == "anova"
+        assert set(fitted.get_support(indices=True)) == {0, 1}
+
+
+def test_shares_are_the_values_over_their_total_magnitude():
+    fitted = HSICShapleySelector().fit(X, y)
+    values = fitted.shapley_values_
+    assert np.any(values < 0)  # the paper's game: what a share must stay readable with
+    np.testing.assert_allclose(fitted.shares_, values / np.abs(values).sum(), rtol=1e-15)
+    np.testing.assert_allclose(np.abs(fitted.shares_).sum(), 1.0, rtol=1e-14)
+    constant = HSICShapleySelector().fit(np.ones((20, 3)), y[:20])
+    np.testing.assert_array_equal(constant.shares_, np.zeros(3))
+
+
+def test_the_cli_tests_every_column_where_the_exact_estimate_runs():
+    assert _tests_affordable((3000, 20), "auto")
+    assert not _tests_affordable((20000, 3), "auto")
+    assert not _tests_affordable((500, 3), "block")
