@@ -505,7 +505,36 @@ def _plot(selector, names, path):
         plt.close(ax.figure)
 
 
+class _LineEnds:
+    """A text stream that remembers whether what was written last ended its line.
+
+    The CLI writes stderr through it, so that a message after an interruption starts on a
+    line of its own whatever a progress bar had drawn when the signal came (a bar
+    interrupted inside its own drawing code can be left without its closing newline).
+    """
+
+    def __init__(self, stream):
+        self.stream, self.at_line_start = stream, True
+
+    def write(self, text):
+        if text:
+            self.at_line_start = text.endswith("\n")
+        return self.stream.write(text)
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
 def main(argv=None):
+    stderr = sys.stderr
+    sys.stderr = _LineEnds(stderr)
+    try:
+        return _main(argv)
+    finally:
+        sys.stderr = stderr
+
+
+def _main(argv):
     args = _parse(argv)
     try:
         plot_path = _plot_path(args.plot) if args.plot else None
@@ -559,7 +588,8 @@ def main(argv=None):
         return 1
     except KeyboardInterrupt:
         _discard_stdout()
-        print("pkex-select: interrupted", file=sys.stderr)
+        fresh_line = "" if getattr(sys.stderr, "at_line_start", True) else "\n"
+        print(f"{fresh_line}pkex-select: interrupted", file=sys.stderr)
         return 130
     except OSError as error:  # stdout is a full disk, a closed file, ...
         _discard_stdout()

@@ -247,9 +247,11 @@ def solve(
         extra = (np.array(pairwise), np.array(order_one)) if interaction_index else None
         return np.asarray(values), statistics, moments, extra
 
-    if progress is not None:
-        progress(0, len(plan.chunks))
+    # The first draw inside the try: an interruption during it still closes the bar, so
+    # the caller's message does not land on the bar's line.
     try:
+        if progress is not None:
+            progress(0, len(plan.chunks))
         values, statistics, moments, interactions = _sum_chunks(
             run_tasks(task, plan.chunks, n_jobs), progress, len(plan.chunks)
         )

@@ -91,7 +91,7 @@ class _ProgressBar:
         self.name, self.bar = name, None
 
     def __call__(self, done, total):
-        from tqdm import tqdm
+        from tqdm.auto import tqdm  # a widget in a notebook, the text bar in a terminal
 
         if self.bar is None or self.bar.total != total:
             self.close()
