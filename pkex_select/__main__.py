@@ -34,6 +34,8 @@ _COMMON_DEFAULTS = {
     "seed": 0,
     "value_function": None,
     "na_values": None,
+    "sep": None,
+    "missing": "error",
     "plot": None,
     "json": False,
 }
@@ -137,6 +139,19 @@ def _common_options():
         "when testing, the paper's game with --k)",
     )
     common.add_argument(
+        "--sep",
+        metavar="CHAR",
+        help="the column separator (default: found from the file: comma, semicolon, tab "
+        "or |; a semicolon file reads 1,5 as 1.5)",
+    )
+    common.add_argument(
+        "--missing",
+        choices=["error", "drop", "impute"],
+        help="rows with a missing feature value: error (default) names the columns; drop "
+        "drops those rows; impute fills numbers with the column's median and text with its "
+        "most frequent value",
+    )
+    common.add_argument(
         "--na-values",
         metavar="LIST",
         help="comma-separated strings that mean a missing value in any column "
@@ -164,7 +179,7 @@ def _parser():
     rank = commands.add_parser(
         "rank", parents=[common], help="rank the feature columns of a CSV file"
     )
-    rank.add_argument("file", help="CSV file with a header row")
+    rank.add_argument("file", help="CSV (or .tsv, ;-separated, Parquet) file with a header row")
     rank.add_argument("--target", required=True, help="name of the target column")
     rank.add_argument(
         "--task",
@@ -193,13 +208,64 @@ def _note(message):
     print(f"pkex-select: note: {message}", file=sys.stderr)
 
 
-def _read_csv(path, na_values):
-    """The CSV with text kept as text: the usual NA strings are missing values only in
-    columns that are otherwise numeric; ``na_values`` are missing everywhere."""
+def _separator(path):
+    """The separator of a delimited text file: by the suffix for .tsv, else sniffed from
+    its first lines among comma, semicolon, tab and |."""
+    import csv
+
+    if Path(path).suffix.lower() == ".tsv":
+        return "\t"
+    with open(path, newline="", encoding="utf-8", errors="replace") as f:
+        sample = f.read(65536)
+    try:
+        return csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
+    except csv.Error:
+        return ","
+
+
+def _header(path, sep):
+    """The header row as written (pandas renames duplicates and empty names)."""
+    import csv
+
+    with open(path, newline="", encoding="utf-8", errors="replace") as f:
+        return next(csv.reader(f, delimiter=sep), [])
+
+
+_PERCENT = r"^\s*[-+]?(\d+(\.\d*)?|\.\d+)\s*%\s*$"
+
+
+def _read_table(path, na_values, sep=None):
+    """The file as a frame with text kept as text: the usual NA strings are missing values
+    only in columns that are otherwise numeric; ``na_values`` are missing everywhere.
+    Parquet files by their suffix; delimited text otherwise (see :func:`_separator`)."""
     import pandas as pd
 
+    if Path(path).suffix.lower() in (".parquet", ".pq"):
+        try:
+            frame = pd.read_parquet(path)
+        except ImportError:
+            raise UsageError("reading Parquet needs pyarrow: pip install pyarrow") from None
+        return dates_as_days(frame)
+    sep = sep or _separator(path)
+    header = _header(path, sep)
+    duplicated = sorted({name for name in header if header.count(name) > 1 and name})
+    if duplicated:
+        raise UsageError(
+            f"{path} has more than one column named {', '.join(map(repr, duplicated))}; "
+            "give every column a name of its own"
+        )
     missing = [""] + ([] if na_values is None else na_values.split(","))
-    frame = pd.read_csv(path, keep_default_na=False, na_values=missing)
+    frame = pd.read_csv(
+        path,
+        sep=sep,
+        decimal="," if sep == ";" else ".",
+        keep_default_na=False,
+        na_values=missing,
+    )
+    if header and header[0] == "" and frame.columns[0].startswith("Unnamed"):
+        # A saved pandas index: a row number, not a feature.
+        _note("dropped the first column, which has no name (a saved row index)")
+        frame = frame.iloc[:, 1:]
     for column in frame.columns:
         if pd.api.types.is_object_dtype(frame[column]) or pd.api.types.is_string_dtype(
             frame[column]
@@ -208,6 +274,11 @@ def _read_csv(path, na_values):
             numbers = pd.to_numeric(text, errors="coerce")
             if numbers.notna().sum() == text.notna().sum() and numbers.notna().any():
                 frame[column] = numbers
+                continue
+            present = text.dropna().astype(str)
+            if len(present) and present.str.match(_PERCENT).all():
+                frame[column] = pd.to_numeric(text.str.replace("%", "", regex=False))
+                _note(f"column {column!r} read as numbers (percent signs dropped)")
                 continue
             # Dates are times, not categories: as text every row would be a level of its own.
             with warnings.catch_warnings():
@@ -219,19 +290,22 @@ def _read_csv(path, na_values):
     return dates_as_days(frame)
 
 
-def _load_csv(path, target, task, na_values=None):
+def _load_csv(path, target, task, na_values=None, sep=None, missing="error"):
     import pandas as pd
     from pandas.api.types import is_numeric_dtype
 
     try:
-        frame = _read_csv(path, na_values)
+        frame = _read_table(path, na_values, sep)
     except FileNotFoundError:
         raise UsageError(f"cannot read {path!r}: no such file") from None
     except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
-        raise UsageError(f"cannot read {path!r} as CSV: {error}") from None
+        raise UsageError(f"cannot read {path!r}: {error}") from None
     if target not in frame.columns:
+        near = [c for c in frame.columns if str(c).strip() == target.strip()]
+        hint = f"; did you mean {near[0]!r}, with its spaces?" if near else ""
         raise UsageError(
-            f"no column {target!r} in {path}; the columns are: {', '.join(map(str, frame.columns))}"
+            f"no column {target!r} in {path}; the columns are: "
+            f"{', '.join(map(repr, map(str, frame.columns)))}{hint}"
         )
     missing_target = int(frame[target].isna().sum())
     if missing_target:
@@ -241,10 +315,14 @@ def _load_csv(path, target, task, na_values=None):
     X = frame.drop(columns=[target])
     if X.shape[1] == 0:
         raise UsageError(f"{path} has no feature columns besides the target {target!r}")
-    missing = X.columns[X.isna().any()].tolist()
-    if missing:
+    X = _handle_missing(X, missing)
+    y = y.loc[X.index]
+    numeric = X.select_dtypes("number")
+    infinite = numeric.columns[np.isinf(numeric.to_numpy(dtype=float)).any(axis=0)].tolist()
+    if infinite:
         raise UsageError(
-            f"missing values in {', '.join(map(str, missing))}; fill or drop them first"
+            f"infinite values in {', '.join(map(repr, map(str, infinite)))}; replace or drop "
+            "those rows first"
         )
     if y.nunique() < 2:
         if len(y) == 0:
@@ -256,6 +334,36 @@ def _load_csv(path, target, task, na_values=None):
     if task == "regression" and not is_numeric_dtype(y):
         raise UsageError(f"--task regression needs a numeric target; {target!r} is not")
     return X, y
+
+
+def _handle_missing(X, missing):
+    """X with its missing feature values refused, dropped or imputed (``--missing``)."""
+    import pandas as pd
+
+    columns = X.columns[X.isna().any()].tolist()
+    if not columns:
+        return X
+    named = ", ".join(map(repr, map(str, columns)))
+    if missing == "error":
+        raise UsageError(
+            f"missing values in {named}; use --missing drop to drop those rows, or --missing "
+            "impute to fill them (median; most frequent value for text)"
+        )
+    if missing == "drop":
+        kept = X.dropna()
+        if len(kept) < 2:
+            raise UsageError(f"--missing drop leaves {len(kept)} rows; use --missing impute")
+        _note(f"dropped {len(X) - len(kept)} of {len(X)} rows with missing values in {named}")
+        return kept
+    X = X.copy()
+    for column in columns:
+        present = X[column].dropna()
+        if present.empty:
+            raise UsageError(f"column {str(column)!r} has no values; drop it first")
+        numeric = pd.api.types.is_numeric_dtype(X[column])
+        X[column] = X[column].fillna(present.median() if numeric else present.mode().iloc[0])
+    _note(f"filled the missing values of {named} (median; most frequent value for text)")
+    return X
 
 
 def _demo_data():
@@ -327,7 +435,7 @@ def rank(
         try:
             selector.fit(X, y)
         except ValueError as error:
-            raise UsageError(str(error)) from None
+            raise UsageError(_in_flags(str(error))) from None
 
     for warning in caught:  # the CLI's own words for the target's type; the others as they are
         if not issubclass(warning.category, TargetTypeWarning):
@@ -345,10 +453,32 @@ def rank(
 def _tests_affordable(shape, estimator):
     """Whether the default may test every column: where the exact estimate is attributed
     (its 999 permutations cost one matrix product per chunk of pairs; ``python -m
-    benchmarks.scale``), not on the block estimate of large files."""
+    benchmarks.scale``), not on the block estimate of large files, and from 10 rows on
+    (fewer have too few distinct permutations for a p-value of 0.05 after correction)."""
     from ._selection import resolve_estimator
 
-    return resolve_estimator(estimator, *shape, block_size=20, n_repetitions=10) != "block"
+    n_rows, n_columns = shape
+    return n_rows >= 10 and (
+        resolve_estimator(estimator, n_rows, n_columns, block_size=20, n_repetitions=10) != "block"
+    )
+
+
+# The selector's words for what the user can change, and the CLI's.
+_FLAGS = {
+    "use target_kernel='rbf'": "use --task regression",
+    "Set target_kernel='rbf'": "Use --task regression",
+    "Set target_kernel='delta'": "Use --task classification",
+    "Use value_function='baseline'": "Use --k K to rank without tests",
+    "n_permutations=": "--permutations ",
+    "Input X": "The feature columns",
+    "Input y": "The target",
+}
+
+
+def _in_flags(message):
+    for words, flags in _FLAGS.items():
+        message = message.replace(words, flags)
+    return message
 
 
 def _task(selector):
@@ -539,7 +669,9 @@ def _main(argv):
     try:
         plot_path = _plot_path(args.plot) if args.plot else None
         if args.command == "rank":
-            X, y = _load_csv(args.file, args.target, args.task, args.na_values)
+            X, y = _load_csv(
+                args.file, args.target, args.task, args.na_values, args.sep, args.missing
+            )
             describe = (
                 f"{args.file}: {X.shape[0]} rows, {X.shape[1]} features, target {args.target!r}"
             )

@@ -359,6 +359,7 @@ def attribute(
     # product that re-weights its pairs runs twice as fast over 4000 pairs as over 400.
     pair_bytes = 8 * max(factors.n_features, (n_permutations + 1) // _WEIGHT_BUDGET)
     plan = statistic.plan(n_samples, rng, pair_bytes, n_jobs)
+    _check_permutation_memory(n_samples, n_permutations)
     permutations = draw_permutations(n_samples, n_permutations, rng)
     removed = None
     if value_function == "anova":
@@ -409,6 +410,22 @@ def attribute(
             ~factors.constant,
         )
     return Attribution(observed, float(observed.sum()), tuple(scales), interaction_matrix, tests)
+
+
+# The permutations are held as one int32 array; beyond this a test is refused with the count
+# that fits rather than ending in NumPy's allocation error (or a machine swapping).
+_PERMUTATION_BYTES = 2**31
+
+
+def _check_permutation_memory(n_samples, n_permutations):
+    needed = 4 * (n_permutations + 1) * n_samples
+    if needed > _PERMUTATION_BYTES:
+        most = _PERMUTATION_BYTES // (4 * n_samples) - 1
+        raise ValueError(
+            f"n_permutations={n_permutations} over {n_samples} samples needs "
+            f"{needed / 2**30:.3g} GiB for the permutations alone; use at most {most} "
+            "(999 give p-values down to 0.001)."
+        )
 
 
 def draw_permutations(n_samples, n_permutations, random_state):

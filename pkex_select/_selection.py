@@ -69,6 +69,8 @@ def resolve_estimator(estimator, n_samples, n_features, block_size, n_repetition
     """The estimator that ``estimator="auto"`` stands for at this size; others unchanged."""
     if estimator != "auto":
         return estimator
+    if n_samples < block_size:
+        return "biased"
     exact_pairs = n_samples * (n_samples - 1) / 2
     block_pairs = n_repetitions * (n_samples // block_size) * block_size * (block_size - 1) / 2
     if exact_pairs * n_features <= _EXACT_WORK or block_pairs * 4 > exact_pairs:

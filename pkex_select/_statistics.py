@@ -144,6 +144,18 @@ class _GramStatistic:
                 f"estimator='block' needs at least block_size={self.block_size} samples, got "
                 f"{n_samples}; lower block_size or use another estimator."
             )
+        if self.estimator == "block":
+            # Repetitions beyond 100 times every pair cost more than the exact estimate by
+            # far and add nothing to it (the default's 10 draw at most 10 times as many).
+            blocks = self.n_repetitions * (n_samples // self.block_size)
+            drawn = blocks * self.block_size * (self.block_size - 1)
+            if drawn > 100 * n_samples * (n_samples - 1):
+                raise ValueError(
+                    f"n_repetitions={self.n_repetitions} partitions into blocks of "
+                    f"{self.block_size} draw over 100 times every pair of the {n_samples} "
+                    "samples; use estimator='biased' (every pair, exactly) or fewer "
+                    "repetitions."
+                )
 
     def plan(self, n_samples, random_state, pair_bytes, n_jobs=None):
         if self.estimator == "block":

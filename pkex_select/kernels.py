@@ -88,7 +88,8 @@ def factor_of_difference(diff, kernel, gamma=1.0):
         np.abs(diff, out=diff)
     else:
         np.square(diff, out=diff)
-    diff *= gamma
+    # Equal values stay at difference 0 (factor 1) for any gamma: inf * 0 would be NaN.
+    np.multiply(diff, gamma, out=diff, where=diff != 0)
     if kernel == "cauchy":
         diff += 1.0
         return np.reciprocal(diff, out=diff)

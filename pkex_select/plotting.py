@@ -102,12 +102,19 @@ def _output_values(explanation, output, order=1):
 def centred_importance(values):
     """``mean_i |phi_ij - mean_i phi_ij|``: how much feature j moves the output row to row.
 
+    ``values`` is an :class:`~pkex_select.Explanation` or its ``values`` array (rows
+    first); a multi-output explanation gives one column per output.
+
     Under the baseline value function a removed feature acts as if the row matched every
     expansion point on it, so phi_j carries a constant offset per feature (the same in every
     row). ``mean |phi|`` would rank that offset; this ranks the variation. Under the
     observational value function with the data as background the values are already
     centred, and the two agree.
     """
+    from .explain import Explanation
+
+    if isinstance(values, Explanation):
+        values = values.values
     values = np.asarray(values, dtype=float)
     return np.abs(values - values.mean(axis=0)).mean(axis=0)
 
@@ -136,7 +143,9 @@ def ranking(
     pvalues : array-like of shape (n_features,), default=None
         When given, bars of features with p-value at most ``alpha`` are solid, the others
         hatched, each bar is labelled with its p-value, and a legend says which is which.
-    alpha : float, default=0.05
+    alpha : float or None, default=0.05
+        The level that splits solid from hatched bars; None labels the bars with their
+        p-values and draws them all solid.
     max_display : int, default=20
     ax : matplotlib Axes, default=None
     xlabel : str, default="Shapley value"
@@ -147,6 +156,14 @@ def ranking(
     -------
     matplotlib Axes
     """
+    if hasattr(values, "steps") and hasattr(values, "named_steps"):
+        steps = [name for name, step in values.steps if _is_selector(step)]
+        hint = (
+            f"its step: plotting.ranking(pipeline.named_steps[{steps[0]!r}])"
+            if steps
+            else ("a fitted HSICShapleySelector or MMDShapleyAttributor")
+        )
+        raise TypeError(f"ranking draws a selector's values, not a Pipeline; pass {hint}.")
     if _is_selector(values):
         selector = values
         check_is_fitted(selector, "shapley_values_")
@@ -179,7 +196,7 @@ def ranking(
 
         pvalues = np.asarray(pvalues, dtype=float)
         for bar, j in zip(bars, order):
-            if pvalues[j] > alpha:
+            if alpha is not None and pvalues[j] > alpha:
                 bar.set_hatch("//")
                 bar.set_alpha(0.5)
             # Labels sit right of the bar or of zero, clear of the feature names.
@@ -191,14 +208,17 @@ def ranking(
                 va="center",
                 fontsize=8,
             )
-        ax.legend(
-            handles=[
-                Patch(facecolor="grey", label=f"{pvalue_label} <= {alpha:g}"),
-                Patch(facecolor="grey", alpha=0.5, hatch="//", label=f"{pvalue_label} > {alpha:g}"),
-            ],
-            loc="lower right",
-            fontsize=8,
-        )
+        if alpha is not None:
+            ax.legend(
+                handles=[
+                    Patch(facecolor="grey", label=f"{pvalue_label} <= {alpha:g}"),
+                    Patch(
+                        facecolor="grey", alpha=0.5, hatch="//", label=f"{pvalue_label} > {alpha:g}"
+                    ),
+                ],
+                loc="lower right",
+                fontsize=8,
+            )
     ax.set_yticks(np.arange(len(order)), [str(feature_names[j]) for j in order])
     ax.axvline(0, color="black", linewidth=0.8)
     ax.ticklabel_format(axis="x", style="sci", scilimits=(-3, 4))
@@ -266,6 +286,10 @@ def waterfall(explanation, row=0, *, output=0, max_display=12, ax=None):
     selector = _is_selector(explanation)
     explanation = _explanation(explanation, "waterfall")
     values, base_values = _output_values(explanation, output)
+    if not isinstance(row, (int, np.integer)) or isinstance(row, bool):
+        raise TypeError(f"row must be an integer row position, got {row!r}.")
+    if not -len(values) <= row < len(values):
+        raise ValueError(f"row {row} is out of range for an explanation of {len(values)} rows.")
     phi, base = values[row], float(base_values[row])
     order = np.argsort(-np.abs(phi), kind="stable")
     shown, rest = order[:max_display], order[max_display:]

@@ -513,3 +513,86 @@ def test_dates_are_times_and_identifiers_are_named(tmp_path):
     assert rows["when"]["rank"] == 1 and rows["when"]["share"] > 0.9
     # A text column with a value of its own in every row is named, not silently zero.
     assert "categorical column order has 200 distinct values" in stderr
+
+
+def _rank(capsys, path, *flags):
+    """The CLI in this process: exit status, stdout, stderr."""
+    from pkex_select.__main__ import main
+
+    status = main(["rank", str(path), *flags])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+@pytest.fixture
+def planted(tmp_path):
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame(rng.normal(size=(60, 4)).round(3), columns=["a", "b", "c", "d"])
+    frame["y"] = (2 * frame["a"] + 0.1 * rng.normal(size=60)).round(3)
+    return frame
+
+
+@pytest.mark.parametrize("suffix, sep", [(".csv", ";"), (".tsv", "\t"), (".txt", "|")])
+def test_separators_are_found(capsys, tmp_path, planted, suffix, sep):
+    path = tmp_path / f"data{suffix}"
+    decimal = "," if sep == ";" else "."
+    planted.to_csv(path, sep=sep, decimal=decimal, index=False)
+    status, out, err = _rank(capsys, path, "--target", "y", "--k", "1", "--json")
+    assert status == 0, err
+    report = json.loads(out)
+    assert [f["feature"] for f in report["features"] if f["selected"]] == ["a"]
+    assert report["game"] == "baseline"
+
+
+def test_header_problems_are_named(capsys, tmp_path, planted):
+    path = tmp_path / "dup.csv"
+    path.write_text("y,a,y\n1,2,3\n4,5,6\n")
+    status, _, err = _rank(capsys, path, "--target", "y")
+    assert status == 2 and "more than one column named 'y'" in err
+    spaced = tmp_path / "spaced.csv"
+    planted.rename(columns={"y": " y"}).to_csv(spaced, index=False)
+    status, _, err = _rank(capsys, spaced, "--target", "y")
+    assert status == 2 and "did you mean ' y', with its spaces?" in err
+
+
+def test_a_saved_index_is_dropped_and_percents_are_numbers(capsys, tmp_path, planted):
+    planted["b"] = planted["b"].map(lambda v: f"{v:.1f}%")
+    path = tmp_path / "indexed.csv"
+    planted.to_csv(path)  # pandas writes its index as an unnamed first column
+    status, out, err = _rank(capsys, path, "--target", "y", "--k", "1", "--json")
+    assert status == 0, err
+    assert "saved row index" in err and "'b' read as numbers" in err
+    assert {f["feature"] for f in json.loads(out)["features"]} == {"a", "b", "c", "d"}
+
+
+def test_parquet_files_are_read_as_parquet(capsys, tmp_path, planted):
+    pytest.importorskip("pyarrow")
+    path = tmp_path / "data.parquet"
+    planted.to_parquet(path)
+    status, out, err = _rank(capsys, path, "--target", "y", "--k", "1", "--json")
+    assert status == 0, err and json.loads(out)["features"][0]["feature"] == "a"
+
+
+def test_missing_values_are_refused_dropped_or_imputed(capsys, tmp_path, planted):
+    planted.loc[[3, 7], "c"] = np.nan
+    path = tmp_path / "holes.csv"
+    planted.to_csv(path, index=False)
+    status, _, err = _rank(capsys, path, "--target", "y", "--k", "1")
+    assert status == 2 and "--missing drop" in err and "'c'" in err
+    status, _, err = _rank(capsys, path, "--target", "y", "--k", "1", "--missing", "drop")
+    assert status == 0 and "dropped 2 of 60 rows" in err
+    status, _, err = _rank(capsys, path, "--target", "y", "--k", "1", "--missing", "impute")
+    assert status == 0 and "filled the missing values of 'c'" in err
+
+
+def test_messages_use_the_flags_and_the_columns(capsys, tmp_path, planted):
+    path = tmp_path / "data.csv"
+    planted.to_csv(path, index=False)
+    status, _, err = _rank(capsys, path, "--target", "y", "--task", "classification")
+    assert status == 2 and "--task regression" in err and "target_kernel" not in err
+    status, _, err = _rank(capsys, path, "--target", "y", "--permutations", str(10**12))
+    assert status == 2 and "--permutations 1000000000000" in err and "use at most" in err
+    planted.loc[5, "d"] = np.inf
+    planted.to_csv(path, index=False)
+    status, _, err = _rank(capsys, path, "--target", "y")
+    assert status == 2 and "infinite values in 'd'" in err

@@ -108,3 +108,26 @@ def test_ranking_says_what_a_negative_value_means_in_the_papers_game():
     anova = HSICShapleySelector(value_function="anova").fit(X, y)
     assert "narrowing" not in plotting.ranking(anova).get_xlabel()
     matplotlib.pyplot.close("all")
+
+
+def test_plots_name_what_is_wrong_with_their_arguments(explanation):
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from pkex_select import HSICShapleySelector
+
+    ax = plotting.ranking([0.3, 0.1], ["a", "b"], pvalues=[0.01, 0.5], alpha=None)
+    assert all(bar.get_hatch() is None for bar in ax.patches) and ax.get_legend() is None
+    np.testing.assert_allclose(
+        plotting.centred_importance(explanation), plotting.centred_importance(explanation.values)
+    )
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    pipe = make_pipeline(StandardScaler(), HSICShapleySelector()).fit(X, X[:, 0])
+    with pytest.raises(TypeError, match=r"named_steps\['hsicshapleyselector'\]"):
+        plotting.ranking(pipe)
+    with pytest.raises(TypeError, match="row must be an integer"):
+        plotting.waterfall(explanation, row=1.5)
+    with pytest.raises(ValueError, match="row 20 is out of range"):
+        plotting.waterfall(explanation, row=20)
+    matplotlib.pyplot.close("all")
