@@ -10,8 +10,8 @@ fresh process (peak memory counts every allocator). "found" is how many of the f
 features are among the five a method ranks first. Also: 999 permutations at n = 3000,
 d = 20, against the same fit without, both in the ANOVA game (``pkex-tested``). Methods:
 ``HSICShapleySelector()`` with its defaults (``estimator="auto"``, the paper's game at one
-bandwidth scale when ranking without tests), pyHSICLasso's regression with its published block defaults
-(B = 20, M = 3), and scikit-learn's ``mutual_info_regression``.
+bandwidth scale when ranking without tests), pyHSICLasso's regression with its published
+block defaults (B = 20, M = 3), and scikit-learn's ``mutual_info_regression``.
 """
 
 import argparse
