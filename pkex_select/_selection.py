@@ -354,9 +354,13 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         X_selected : array-like of shape (n_samples, n_selected_features)
         """
         X = from_arrow(X)
-        frame_kept = isinstance(X, pd.DataFrame) and (
-            _get_output_config("transform", self)["dense"] == "pandas"
-        )
+        output = _get_output_config("transform", self)["dense"]
+        if output == "polars" and type(X).__module__.split(".")[0] == "polars":
+            # The columns as they are: through NumPy a text column would make every column
+            # an object one.
+            validate_data(self, X, reset=False, skip_check_array=True)
+            return X.select([c for c, kept in zip(X.columns, self.get_support()) if kept])
+        frame_kept = isinstance(X, pd.DataFrame) and output == "pandas"
         return super().transform(X if frame_kept else dates_as_days(X))
 
     def _n_selected(self):

@@ -185,6 +185,12 @@ class HSIC(_GramStatistic):
         Y = np.asarray(y)
         Y = Y.reshape(len(Y), -1)
         Y = datetimes_as_days(Y)
+        if Y.dtype.kind in "iu":
+            # From the minimum before float64: large integers (a uint64 above 2**63) would
+            # otherwise round to a few values and pass for class labels.
+            wide = Y.astype(np.uint64 if Y.dtype.kind == "u" else np.int64)
+            # The difference is below 2**64; int64 may wrap, its bits read as uint64 do not.
+            Y = (wide - wide.min(axis=0)).view(np.uint64).astype(np.float64)
         if kernel == "auto":
             categorical = (
                 categorical

@@ -7,6 +7,7 @@ overflow or underflow whatever their scale.
 """
 
 import datetime
+import decimal
 import warnings
 from numbers import Real
 
@@ -51,27 +52,75 @@ def from_arrow(data):
 
 
 def dates_as_days(data):
-    """A data frame's date and datetime columns as days since 1970-01-01 (floats); any other
-    input unchanged.
+    """A data frame's columns of times and exact numbers as floats; any other input
+    unchanged.
 
-    A date is a time, not a category with a level per row, and NumPy finds no common type
-    for datetime and float columns (scikit-learn's checks fail on such a frame).
+    Dates and datetimes become days since 1970-01-01, durations and periods days (a period
+    by its start), decimals (what ``read_sql`` gives for NUMERIC) floats: they are
+    quantities, not categories with a level per row, and NumPy finds no common type for
+    them beside float columns. Columns of lists, arrays or records are refused by name:
+    no kernel compares them.
     """
     if not hasattr(data, "columns"):
         return data
     if hasattr(data, "with_columns"):  # polars
-        import polars as pl
-
-        dated = [c for c, t in zip(data.columns, data.dtypes) if t in (pl.Date, pl.Datetime)]
-        return data.with_columns((pl.col(c).dt.epoch("ms") / 86_400_000.0).alias(c) for c in dated)
-    dated = [c for c in data.columns if pd.api.types.is_datetime64_any_dtype(data[c])]
-    if not dated:
+        return _polars_as_numbers(data)
+    converted = {}
+    for column in data.columns:
+        values = data[column]
+        if pd.api.types.is_datetime64_any_dtype(values):
+            converted[column] = (values - pd.Timestamp(0, tz=values.dt.tz)) / pd.Timedelta(days=1)
+        elif pd.api.types.is_timedelta64_dtype(values):
+            converted[column] = values / pd.Timedelta(days=1)
+        elif isinstance(values.dtype, pd.PeriodDtype):
+            start = values.dt.start_time
+            converted[column] = (start - pd.Timestamp(0)) / pd.Timedelta(days=1)
+        elif _holds(values, decimal.Decimal):
+            converted[column] = values.astype(float)
+        elif (
+            _holds(values, (list, tuple, dict, np.ndarray))
+            or "[pyarrow]" in str(values.dtype)
+            and ("list" in str(values.dtype) or "struct" in str(values.dtype))
+        ):
+            raise ValueError(
+                f"column {column!r} holds lists, arrays or records, which no kernel compares; "
+                "expand it into columns of numbers or text, or drop it."
+            )
+        elif str(values.dtype).startswith("decimal"):  # pyarrow decimal128
+            converted[column] = values.astype(float)
+    if not converted:
         return data
     data = data.copy()
-    for column in dated:
-        values = data[column]
-        data[column] = (values - pd.Timestamp(0, tz=values.dt.tz)) / pd.Timedelta(days=1)
+    for column, values in converted.items():
+        data[column] = values
     return data
+
+
+def _holds(values, kinds):
+    """Whether an object column's present values are all of ``kinds``."""
+    if values.dtype != object:
+        return False
+    present = values.dropna()
+    return len(present) > 0 and all(isinstance(v, kinds) for v in present)
+
+
+def _polars_as_numbers(data):
+    import polars as pl
+
+    columns = []
+    for column, dtype in zip(data.columns, data.dtypes):
+        if dtype in (pl.Date, pl.Datetime):
+            columns.append((pl.col(column).dt.epoch("ms") / 86_400_000.0).alias(column))
+        elif dtype == pl.Duration:
+            columns.append((pl.col(column).dt.total_milliseconds() / 86_400_000.0).alias(column))
+        elif dtype == pl.Decimal:
+            columns.append(pl.col(column).cast(pl.Float64))
+        elif dtype in (pl.List, pl.Array, pl.Struct, pl.Object):
+            raise ValueError(
+                f"column {column!r} holds lists, arrays or records, which no kernel compares; "
+                "expand it into columns of numbers or text, or drop it."
+            )
+    return data.with_columns(columns) if columns else data
 
 
 _NANOSECONDS_PER_DAY = 86_400e9
@@ -81,8 +130,9 @@ def datetimes_as_days(values):
     """An array of datetimes (datetime64, or date and datetime objects) as days since
     1970-01-01, as :func:`dates_as_days` reads a frame's date columns; any other array
     unchanged. A datetime target is a continuous quantity, not labels."""
-    if values.dtype.kind == "M":
-        return values.astype("datetime64[ns]").astype(np.int64) / _NANOSECONDS_PER_DAY
+    if values.dtype.kind in "Mm":  # datetimes, and durations (a duration in days)
+        unit = "datetime64[ns]" if values.dtype.kind == "M" else "timedelta64[ns]"
+        return values.astype(unit).astype(np.int64) / _NANOSECONDS_PER_DAY
     if (
         values.dtype.kind == "O"
         and values.size

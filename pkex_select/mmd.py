@@ -426,6 +426,9 @@ def attribute_shift(X_p: ArrayLike, X_q: ArrayLike, **params) -> MMDShapleyAttri
         columns_p is not None and list(columns_p) != list(columns_q)
     ):
         raise ValueError("X_p and X_q must have the same columns in the same order.")
+    if columns_p is not None and hasattr(X_p, "vstack") != hasattr(X_q, "vstack"):
+        # One pandas frame, one polars frame: both as pandas, which keeps every dtype.
+        X_p, X_q = (x.to_pandas() if hasattr(x, "vstack") else x for x in (X_p, X_q))
     if columns_p is not None and hasattr(X_p, "vstack"):  # polars
         X = X_p.vstack(X_q)
     elif columns_p is not None:

@@ -491,3 +491,50 @@ def test_date_columns_are_times():
     np.testing.assert_allclose(
         from_polars.shapley_values_, reference.shapley_values_, rtol=1e-12, atol=1e-15
     )
+
+
+def test_quantities_in_other_types_are_numbers():
+    """Decimals, durations and periods are quantities (an RBF kernel), as dates are; large
+    unsigned integers keep their differences; list columns are refused by name."""
+    import decimal
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.normal(size=60), "t": rng.choice(["x", "y"], 60)})
+    target = 2 * frame["a"] + (frame["t"] == "x")
+    frame["dec"] = [decimal.Decimal(f"{v:.3f}") for v in rng.normal(size=60)]
+    frame["dur"] = pd.to_timedelta(rng.integers(0, 1000, 60), unit="s")
+    frame["per"] = pd.period_range("2020-01", periods=60, freq="M")
+    selector = HSICShapleySelector().fit(frame, target)
+    assert selector.kernels_ == ["rbf", "delta", "rbf", "rbf", "rbf"]
+    durations = pd.Series(pd.to_timedelta(target.to_numpy(), unit="D"))
+    assert HSICShapleySelector().fit(frame[["a"]], durations).target_kernel_ == "rbf"
+    order = np.argsort(np.argsort(frame["a"].to_numpy())).astype(np.uint64)
+    large = pd.Series(order * np.uint64(3) + np.uint64(2**63))
+    fitted = HSICShapleySelector(1).fit(frame[["a", "dec"]], large)
+    assert fitted.target_kernel_ == "rbf" and fitted.get_support(indices=True).tolist() == [0]
+    frame["lst"] = [[1.0, 2.0]] * 60
+    with pytest.raises(ValueError, match="column 'lst' holds lists"):
+        HSICShapleySelector().fit(frame, target)
+
+
+def test_polars_output_keeps_numeric_columns_numeric():
+    pl = pytest.importorskip("polars")
+    rng = np.random.default_rng(1)
+    frame = pl.DataFrame({"a": rng.normal(size=40), "t": rng.choice(["x", "y"], 40)})
+    target = frame["a"].to_numpy()
+    selector = HSICShapleySelector(2).set_output(transform="polars").fit(frame, target)
+    assert selector.transform(frame).schema == frame.schema
+
+
+def test_attribute_shift_takes_a_pandas_and_a_polars_frame():
+    pl = pytest.importorskip("polars")
+    from pkex_select import attribute_shift
+
+    rng = np.random.default_rng(2)
+    first = pd.DataFrame(rng.normal(size=(50, 3)), columns=["a", "b", "c"])
+    second = pd.DataFrame(rng.normal(size=(50, 3)), columns=["a", "b", "c"])
+    second["b"] += 2.0
+    mixed = attribute_shift(first, pl.from_pandas(second), n_features_to_select=1)
+    same = attribute_shift(first, second, n_features_to_select=1)
+    np.testing.assert_array_equal(mixed.shapley_values_, same.shapley_values_)
+    assert mixed.get_feature_names_out().tolist() == ["b"]
