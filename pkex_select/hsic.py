@@ -55,7 +55,9 @@ def hsic_shapley_values(
     ``value_function="observational"`` a removed ``K[j]`` is replaced by its mean c_j
     instead, ``v(S) = prod_{j not in S} c_j HSIC(prod_{j in S} K[j], L)``, as in the
     published authors' current code. :class:`HSICShapleySelector` is this function on the
-    Gram matrices of standardised data, with the same options.
+    Gram matrices of standardised data, with the same options; the defaults differ (the
+    estimator chooses the game by its question: ``value_function_``, the estimator by the
+    data's size: ``estimator_``).
 
     Parameters
     ----------
