@@ -50,9 +50,8 @@ def mmd_shapley_values(
     The game is ``v(S) = MMD^2(prod_{j in S} K[j])`` between the samples named by ``y``;
     removing a feature sets its Gram matrix to all ones. The values add up to the MMD^2
     estimate with all features (and v(empty) = 0). :class:`MMDShapleyAttributor` is this
-    function on the Gram matrices of standardised data, with the same options; the defaults differ (the
-    estimator chooses the game by its question: ``value_function_``, the estimator by the
-    data's size: ``estimator_``).
+    function on the Gram matrices of standardised data, with the same options; the defaults
+    differ (the estimator chooses its estimate by the data's size, ``estimator_``).
 
     Parameters
     ----------
