@@ -323,9 +323,9 @@ class CentredFactors:
     def measure(cls, plan, factors, n_jobs=None, weight="auto"):
         """U-centring over the whole sample: the row sums from one pass over the plan's pairs."""
         n = factors.n_samples
-        if n < 3:
+        if n < 4:  # with 3 samples every U-centred factor is exactly 0
             raise ValueError(
-                f"value_function='anova' U-centres the factors, which needs at least 3 "
+                f"value_function='anova' U-centres the factors, which needs at least 4 "
                 f"samples; got {n}. Use value_function='baseline'."
             )
 

@@ -363,10 +363,10 @@ def attribute(
     permutations = draw_permutations(n_samples, n_permutations, rng)
     removed = None
     if value_function == "anova":
-        if plan.blocked and plan.block_size < 3:
+        if plan.blocked and plan.block_size < 4:
             raise ValueError(
                 "value_function='anova' U-centres the factors within each block, which needs "
-                f"block_size >= 3; got {plan.block_size}."
+                f"block_size >= 4 (with 3 every U-centred factor is 0); got {plan.block_size}."
             )
         factors = (
             CentredFactors(factors, weight=anova_weight)

@@ -66,17 +66,17 @@ def dates_as_days(data):
     if hasattr(data, "with_columns"):  # polars
         return _polars_as_numbers(data)
     converted = {}
-    for column in data.columns:
-        values = data[column]
+    for position, column in enumerate(data.columns):  # by position: names may repeat
+        values = data.iloc[:, position]
         if pd.api.types.is_datetime64_any_dtype(values):
-            converted[column] = (values - pd.Timestamp(0, tz=values.dt.tz)) / pd.Timedelta(days=1)
+            converted[position] = (values - pd.Timestamp(0, tz=values.dt.tz)) / pd.Timedelta(days=1)
         elif pd.api.types.is_timedelta64_dtype(values):
-            converted[column] = values / pd.Timedelta(days=1)
+            converted[position] = values / pd.Timedelta(days=1)
         elif isinstance(values.dtype, pd.PeriodDtype):
             start = values.dt.start_time
-            converted[column] = (start - pd.Timestamp(0)) / pd.Timedelta(days=1)
+            converted[position] = (start - pd.Timestamp(0)) / pd.Timedelta(days=1)
         elif _holds(values, decimal.Decimal):
-            converted[column] = values.astype(float)
+            converted[position] = values.astype(float)
         elif (
             _holds(values, (list, tuple, dict, np.ndarray))
             or "[pyarrow]" in str(values.dtype)
@@ -87,12 +87,12 @@ def dates_as_days(data):
                 "expand it into columns of numbers or text, or drop it."
             )
         elif str(values.dtype).startswith("decimal"):  # pyarrow decimal128
-            converted[column] = values.astype(float)
+            converted[position] = values.astype(float)
     if not converted:
         return data
     data = data.copy()
-    for column, values in converted.items():
-        data[column] = values
+    for position, values in converted.items():
+        data.isetitem(position, values)
     return data
 
 

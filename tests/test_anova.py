@@ -269,11 +269,12 @@ def test_thousands_of_features_take_the_linear_time_path():
     assert set(selector.get_support(indices=True)) == {0, 1}
 
 
-def test_u_centring_within_blocks_needs_three_samples_per_block():
-    with pytest.raises(ValueError, match="block_size >= 3"):
-        mmd_shapley_values(K, groups, estimator="block", block_size=2, value_function="anova")
-    values = mmd_shapley_values(K, groups, estimator="block", block_size=3, value_function="anova")
-    assert np.all(np.isfinite(values))
+def test_u_centring_within_blocks_needs_four_samples_per_block():
+    """With three samples every U-centred factor is 0: the game would be all zeros."""
+    with pytest.raises(ValueError, match="block_size >= 4"):
+        mmd_shapley_values(K, groups, estimator="block", block_size=3, value_function="anova")
+    values = mmd_shapley_values(K, groups, estimator="block", block_size=4, value_function="anova")
+    assert np.all(np.isfinite(values)) and np.any(values != 0)
 
 
 def test_block_estimator_gives_noise_features_no_share_on_average():

@@ -134,8 +134,8 @@ def test_borderline_integer_targets_warn(n_distinct, classes):
 
 
 def test_the_anova_game_needs_three_samples():
-    with pytest.raises(ValueError, match="at least 3 samples; got 2. Use value_function="):
-        HSICShapleySelector(value_function="anova").fit(X[:2], y_cont[:2])
+    with pytest.raises(ValueError, match="at least 4 samples; got 3. Use value_function="):
+        HSICShapleySelector(value_function="anova").fit(X[:3], y_cont[:3])
     # The default ranks two samples by the paper's game, which is defined there.
     assert HSICShapleySelector().fit(X[:2], y_cont[:2]).value_function_ == "baseline"
 
@@ -417,7 +417,7 @@ def _extreme_fits():
     yield HSICShapleySelector(), np.ones((30, 3)), y
     yield HSICShapleySelector(estimator="unbiased"), X, np.r_[np.ones(29), 2.0]
     yield HSICShapleySelector(value_function="baseline"), X[:2], y[:2]
-    yield HSICShapleySelector(), X[:3], y[:3]
+    yield HSICShapleySelector(), X[:4], y[:4]
     yield MMDShapleyAttributor(), np.ones((10, 2)), [0] * 5 + [1] * 5
 
 
