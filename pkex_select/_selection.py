@@ -78,9 +78,16 @@ def resolve_estimator(estimator, n_samples, n_features, block_size, n_repetition
     return "block"
 
 
-def resolve_value_function(value_function, tested, ranked_game="baseline"):
+# value_function="auto" ranks by the paper's game up to this many features: the selection
+# study measured it on 8 to 64 (python -m benchmarks.selection), and beyond a few hundred its
+# factors, far from 1, need about d/2 quadrature nodes per pair (12 s at n = 100, d = 2000,
+# against 0.7 s for the ANOVA game, whose weight 6/d keeps its factors near 1).
+_RANKED_GAME_MAX_FEATURES = 100
+
+
+def resolve_value_function(value_function, tested, n_features, ranked_game="baseline"):
     """The game that ``value_function="auto"`` stands for (others unchanged), given whether
-    permutation tests run.
+    permutation tests run and the number of features.
 
     Each question gets the game that answers it best. Which features y is related to,
     tested by permutations, is the ANOVA game's question: a relevant feature beside a
@@ -88,20 +95,22 @@ def resolve_value_function(value_function, tested, ranked_game="baseline"):
     benchmarks.games``). The k features a model should use are ranked by ``ranked_game``:
     for HSIC the paper's game, which discounts a feature that adds little beyond the others
     (``python -m benchmarks.selection``: ahead of the ANOVA game on both panels of real
-    data).
+    data), up to ``_RANKED_GAME_MAX_FEATURES`` features, and the ANOVA game beyond.
     """
     if value_function != "auto":
         return value_function
-    return "anova" if tested else ranked_game
+    if tested or n_features > _RANKED_GAME_MAX_FEATURES:
+        return "anova"
+    return ranked_game
 
 
-def resolve_selection_scales(scales, value_function, tested):
-    """The bandwidth scales that ``scales="auto"`` stands for when ``value_function="auto"``
-    ranks by the paper's game without tests: the published game's single median-heuristic
-    bandwidth per feature (it selected as well as two scales on real data, at half the
-    cost). Elsewhere ``scales`` is passed on ("auto" is then (1, sqrt(d)), which the overall
-    test needs)."""
-    if isinstance(scales, str) and value_function == "auto" and not tested:
+def resolve_selection_scales(scales, value_function, resolved):
+    """The bandwidth scales that ``scales="auto"`` stands for where ``value_function="auto"``
+    resolved to the paper's game (ranking without tests): the published game's single
+    median-heuristic bandwidth per feature (it selected as well as two scales on real data,
+    at half the cost). Elsewhere ``scales`` is passed on ("auto" is then (1, sqrt(d)), which
+    the overall test needs)."""
+    if isinstance(scales, str) and value_function == "auto" and resolved == "baseline":
         return (1.0,)
     return scales
 
@@ -178,7 +187,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         )
         tested = self.alpha is not None or bool(self.n_permutations)
         self.value_function_ = resolve_value_function(
-            self.value_function, tested, self._ranked_game
+            self.value_function, tested, X.shape[1], self._ranked_game
         )
         # What is costly is cached (with memory set); the key leaves out what only selects.
         memory = check_memory(self.memory)
@@ -187,7 +196,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             self._categorical_mask_,
             kernel=self.kernel,
             bandwidth=self.bandwidth,
-            scales=resolve_selection_scales(self.scales, self.value_function, tested),
+            scales=resolve_selection_scales(self.scales, self.value_function, self.value_function_),
             column_names=getattr(self, "feature_names_in_", None),
         )
         n_permutations = self._permutation_count(int((~features.constant).sum()))

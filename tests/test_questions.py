@@ -27,6 +27,13 @@ def test_tests_use_the_anova_game(options):
     np.testing.assert_array_equal(auto.adjusted_pvalues_, anova.adjusted_pvalues_)
 
 
+def test_beyond_100_features_the_anova_game_ranks():
+    """Its factors near 1 keep the cost linear in d, where the paper's needs d/2 nodes."""
+    wide = np.random.default_rng(8).normal(size=(40, 101))
+    assert HSICShapleySelector().fit(wide, wide[:, 0]).value_function_ == "anova"
+    assert HSICShapleySelector().fit(wide[:, :100], wide[:, 0]).value_function_ == "baseline"
+
+
 def test_an_explicit_game_is_kept():
     for game in ("anova", "baseline", "observational"):
         assert HSICShapleySelector(value_function=game).fit(X, y).value_function_ == game
