@@ -596,3 +596,17 @@ def test_messages_use_the_flags_and_the_columns(capsys, tmp_path, planted):
     planted.to_csv(path, index=False)
     status, _, err = _rank(capsys, path, "--target", "y")
     assert status == 2 and "infinite values in 'd'" in err
+
+
+def test_the_default_stars_the_columns_y_depends_on(capsys, tmp_path):
+    """Not a fixed 20% (four of twenty): the two planted columns and no noise."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.normal(size=(300, 20)), columns=[f"x{j}" for j in range(20)])
+    frame["y"] = frame["x0"] + np.sin(2 * frame["x1"]) + 0.5 * rng.normal(size=300)
+    path = tmp_path / "two.csv"
+    frame.to_csv(path, index=False)
+    status, out, err = _rank(capsys, path, "--target", "y", "--json")
+    assert status == 0, err
+    report = json.loads(out)
+    assert report["selection"] == "adjusted p-value <= 0.05" and report["game"] == "anova"
+    assert sorted(f["feature"] for f in report["features"] if f["selected"]) == ["x0", "x1"]
