@@ -464,7 +464,7 @@ def test_na_strings_in_text_columns_are_text(tmp_path):
     frame.loc[3, "x"] = "NaN"
     frame.to_csv(tmp_path / "numbers.csv", index=False)
     result = run("-m", "pkex_select", "rank", str(tmp_path / "numbers.csv"), "--target", "label")
-    assert result.returncode == 2 and "missing values in x" in result.stderr
+    assert result.returncode == 2 and "missing values in 'x'" in result.stderr
 
 
 def test_ctrl_c_ends_with_one_line_and_status_130(tmp_path):
