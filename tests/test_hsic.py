@@ -211,6 +211,24 @@ def test_dask_backend():
     np.testing.assert_allclose(values, expected, rtol=1e-12)
 
 
+def test_a_process_backend_around_a_fit_runs_its_chunks_in_threads():
+    """parallel_backend("loky") around a fit (as grid searches are wrapped): the chunks stay
+    in this process, where the compiled kernels are loaded, and the values are the same."""
+    import os
+
+    from joblib import parallel_backend
+
+    from pkex_select._scheduling import run_tasks
+
+    with parallel_backend("loky", n_jobs=2):
+        pids = set(run_tasks(lambda _: os.getpid(), range(8)))
+        X = rng.normal(size=(200, 4))
+        values = HSICShapleySelector().fit(X, X[:, 1] ** 2).shapley_values_
+    assert pids == {os.getpid()}
+    expected = HSICShapleySelector().fit(X, X[:, 1] ** 2).shapley_values_
+    np.testing.assert_allclose(values, expected, rtol=1e-12)
+
+
 def test_pipeline_grid_search_and_pandas_output():
     X = pd.DataFrame(rng.normal(size=(120, 6)), columns=[f"g{j}" for j in range(6)])
     y = (X["g2"] - X["g4"] > 0).astype(int)
