@@ -208,27 +208,24 @@ def _note(message):
     print(f"pkex-select: note: {message}", file=sys.stderr)
 
 
-def _separator(path):
-    """The separator of a delimited text file: by the suffix for .tsv, else sniffed from
-    its first lines among comma, semicolon, tab and |."""
+def _separator_and_header(path, sep=None):
+    """The separator of a delimited text file (``sep``, or by the suffix for .tsv, else
+    sniffed among comma, semicolon, tab and | from its first lines) and its header row as
+    written (pandas renames duplicates and empty names), from one read of the file's head."""
     import csv
-
-    if Path(path).suffix.lower() == ".tsv":
-        return "\t"
-    with open(path, newline="", encoding="utf-8", errors="replace") as f:
-        sample = f.read(65536)
-    try:
-        return csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
-    except csv.Error:
-        return ","
-
-
-def _header(path, sep):
-    """The header row as written (pandas renames duplicates and empty names)."""
-    import csv
+    import io
 
     with open(path, newline="", encoding="utf-8", errors="replace") as f:
-        return next(csv.reader(f, delimiter=sep), [])
+        first_line = f.readline()  # whole, however many columns it names
+        sample = first_line + f.read(65536)
+    if sep is None and Path(path).suffix.lower() == ".tsv":
+        sep = "\t"
+    if sep is None:
+        try:
+            sep = csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
+        except csv.Error:
+            sep = ","
+    return sep, next(csv.reader(io.StringIO(first_line), delimiter=sep), [])
 
 
 _PERCENT = r"^\s*[-+]?(\d+(\.\d*)?|\.\d+)\s*%\s*$"
@@ -237,7 +234,8 @@ _PERCENT = r"^\s*[-+]?(\d+(\.\d*)?|\.\d+)\s*%\s*$"
 def _read_table(path, na_values, sep=None):
     """The file as a frame with text kept as text: the usual NA strings are missing values
     only in columns that are otherwise numeric; ``na_values`` are missing everywhere.
-    Parquet files by their suffix; delimited text otherwise (see :func:`_separator`)."""
+    Parquet files by their suffix; delimited text otherwise (see
+    :func:`_separator_and_header`)."""
     import pandas as pd
 
     if Path(path).suffix.lower() in (".parquet", ".pq"):
@@ -246,8 +244,7 @@ def _read_table(path, na_values, sep=None):
         except ImportError:
             raise UsageError("reading Parquet needs pyarrow: pip install pyarrow") from None
         return dates_as_days(frame)
-    sep = sep or _separator(path)
-    header = _header(path, sep)
+    sep, header = _separator_and_header(path, sep)
     duplicated = sorted({name for name in header if header.count(name) > 1 and name})
     if duplicated:
         raise UsageError(
@@ -455,11 +452,14 @@ def _tests_affordable(shape, estimator):
     (its 999 permutations cost one matrix product per chunk of pairs; ``python -m
     benchmarks.scale``), not on the block estimate of large files, and from 10 rows on
     (fewer have too few distinct permutations for a p-value of 0.05 after correction)."""
+    from . import HSICShapleySelector
     from ._selection import resolve_estimator
 
+    defaults = HSICShapleySelector()  # the block partitions the CLI's selector will use
     n_rows, n_columns = shape
     return n_rows >= 10 and (
-        resolve_estimator(estimator, n_rows, n_columns, block_size=20, n_repetitions=10) != "block"
+        resolve_estimator(estimator, n_rows, n_columns, defaults.block_size, defaults.n_repetitions)
+        != "block"
     )
 
 

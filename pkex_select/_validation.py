@@ -75,19 +75,14 @@ def dates_as_days(data):
         elif isinstance(values.dtype, pd.PeriodDtype):
             start = values.dt.start_time
             converted[position] = (start - pd.Timestamp(0)) / pd.Timedelta(days=1)
-        elif _holds(values, decimal.Decimal):
-            converted[position] = values.astype(float)
+        elif _holds(values, decimal.Decimal) or str(values.dtype).startswith("decimal"):
+            converted[position] = values.astype(float)  # object Decimals; pyarrow decimal128
         elif (
             _holds(values, (list, tuple, dict, np.ndarray))
             or "[pyarrow]" in str(values.dtype)
             and ("list" in str(values.dtype) or "struct" in str(values.dtype))
         ):
-            raise ValueError(
-                f"column {column!r} holds lists, arrays or records, which no kernel compares; "
-                "expand it into columns of numbers or text, or drop it."
-            )
-        elif str(values.dtype).startswith("decimal"):  # pyarrow decimal128
-            converted[position] = values.astype(float)
+            raise _no_kernel_for(column)
     if not converted:
         return data
     data = data.copy()
@@ -116,11 +111,15 @@ def _polars_as_numbers(data):
         elif dtype == pl.Decimal:
             columns.append(pl.col(column).cast(pl.Float64))
         elif dtype in (pl.List, pl.Array, pl.Struct, pl.Object):
-            raise ValueError(
-                f"column {column!r} holds lists, arrays or records, which no kernel compares; "
-                "expand it into columns of numbers or text, or drop it."
-            )
+            raise _no_kernel_for(column)
     return data.with_columns(columns) if columns else data
+
+
+def _no_kernel_for(column):
+    return ValueError(
+        f"column {column!r} holds lists, arrays or records, which no kernel compares; "
+        "expand it into columns of numbers or text, or drop it."
+    )
 
 
 _NANOSECONDS_PER_DAY = 86_400e9
