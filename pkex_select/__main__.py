@@ -29,6 +29,7 @@ _MIN_ROWS = {"auto": 2, "biased": 2, "unbiased": 4, "block": 20}
 _COMMON_DEFAULTS = {
     "k": None,
     "alpha": None,
+    "fdr": None,
     "estimator": "auto",
     "permutations": None,
     "seed": 0,
@@ -116,6 +117,13 @@ def _common_options():
         metavar="A",
         help="select the features whose adjusted p-value is at most A (runs "
         "999 permutations unless --permutations says otherwise)",
+    )
+    common.add_argument(
+        "--fdr",
+        type=_level,
+        metavar="Q",
+        help="select by model-X knockoffs at false discovery rate Q: the columns that carry "
+        "information about y the others do not (numeric columns; 0.2 where few are relevant)",
     )
     common.add_argument(
         "--estimator",
@@ -381,22 +389,26 @@ def rank(
     task="auto",
     value_function=None,
     alpha=None,
+    fdr=None,
 ):
     """Fit the selector the command line describes; problems become :class:`UsageError`."""
     from . import HSICShapleySelector
     from ._pvalues import permutations_needed, smallest_adjusted_pvalue
     from ._validation import TargetTypeWarning
 
-    if k is not None and alpha is not None:
+    given = [flag for flag, value in (("--k", k), ("--alpha", alpha), ("--fdr", fdr)) if value]
+    if len(given) > 1:
         raise UsageError(
-            "give --k or --alpha, not both: --k selects a number of features, "
-            "--alpha those whose adjusted p-value is at most alpha"
+            f"give one of --k, --alpha and --fdr, not {' and '.join(given)}: --k selects a "
+            "number of features, --alpha those whose adjusted p-value is at most alpha, --fdr "
+            "those knockoffs select at that false discovery rate"
         )
     if permutations == 0 and alpha is not None:
         raise UsageError("--alpha selects by permutation p-values; --permutations 0 gives none")
     if (
         alpha is None
         and k is None
+        and fdr is None
         and permutations != 0
         and (permutations or _tests_affordable(X.shape, estimator))
     ):
@@ -422,6 +434,7 @@ def rank(
         target_kernel=_TARGET_KERNELS[task],
         n_permutations=permutations,
         alpha=alpha,
+        fdr=fdr,
         random_state=seed,
         verbose=int(sys.stderr.isatty() or len(X) >= _VERBOSE_FROM),
     )
@@ -522,7 +535,7 @@ def _print_table(rows, selector, title, out):
     )
     if selector.estimator_ == "block":
         print(
-            f"Estimated from {selector.n_repetitions} partitions into blocks of "
+            f"Estimated from {selector.n_repetitions_} partitions into blocks of "
             f"{selector.block_size} rows (--estimator block; --estimator biased for the "
             "exact estimate over all pairs).",
             file=out,
@@ -577,6 +590,11 @@ def _print_table(rows, selector, title, out):
 
 def _selection_rule(selector):
     """What the stars mean, and a hint at the flags that change it."""
+    if selector.fdr is not None:
+        return (
+            f"knockoffs at false discovery rate {selector.fdr:g}, {selector.n_knockoffs} draws",
+            "the columns that tell about y what the others do not; --fdr to change",
+        )
     if selector.alpha is not None:
         return (
             f"adjusted p-value <= {selector.alpha:g}",
@@ -691,6 +709,7 @@ def _main(argv):
             task=getattr(args, "task", "auto"),
             value_function=args.value_function,
             alpha=args.alpha,
+            fdr=args.fdr,
         )
         rows = _rows(selector, X.columns)
         task = _task(selector)

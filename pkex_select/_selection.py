@@ -14,11 +14,12 @@ import pandas as pd
 from pandas.api.types import is_numeric_dtype
 from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils._set_output import _get_output_config
 from sklearn.utils.validation import check_is_fitted, check_memory, validate_data
 
-from . import _pairgame
+from . import _pairgame, knockoffs
 from ._features import non_numeric_message, prepare_features
 from ._interactions import INDICES
 from ._pvalues import CORRECTIONS, permutations_needed, smallest_adjusted_pvalue
@@ -29,6 +30,7 @@ from .kernels import BANDWIDTH_RULES
 
 __all__ = [
     "resolve_estimator",
+    "resolve_repetitions",
     "resolve_selection_scales",
     "resolve_value_function",
     "ShapleySelectorBase",
@@ -59,10 +61,32 @@ def _is_numeric(dtype):
 
 
 # estimator="auto" attributes the exact (biased) estimate up to this many multiply-adds of
-# pairs times features (about 5 s for n = 3000, d = 20 on one core), the block estimator
-# beyond, unless the blocks would hold nearly as many pairs (python -m
-# benchmarks.scale.agreement measured how well they agree there).
-_EXACT_WORK = 1e8
+# pairs times features (about 1 s at n = 2000, d = 20 on one core), and beyond it the block
+# estimate with n_repetitions="auto" partitions: as many as draw about the same number of
+# pairs (at least _MIN_REPETITIONS), so the cost does not drop where the estimate changes
+# and stays flat until the minimum takes over (python -m benchmarks.scale.monotone; python
+# -m benchmarks.scale.agreement measured how well the two agree).
+_EXACT_WORK = 4e7
+_MIN_REPETITIONS = 10
+
+
+def resolve_repetitions(n_repetitions, n_samples, n_features, block_size, tested=False):
+    """The partitions that ``n_repetitions="auto"`` stands for; an int unchanged.
+
+    Enough to draw ``_EXACT_WORK / n_features`` pairs, at least ``_MIN_REPETITIONS`` and no
+    more than draw every pair about once. With permutation tests ``_MIN_REPETITIONS``: each
+    permutation re-weights every pair drawn, whatever the number of features.
+    """
+    if not isinstance(n_repetitions, str):
+        return n_repetitions
+    if tested:
+        return _MIN_REPETITIONS
+    per_repetition = (n_samples // block_size) * block_size * (block_size - 1) / 2
+    if per_repetition == 0:
+        return _MIN_REPETITIONS
+    budget = _EXACT_WORK / max(n_features, 1) / per_repetition
+    every_pair = n_samples * (n_samples - 1) / 2 / per_repetition
+    return max(_MIN_REPETITIONS, math.ceil(min(budget, every_pair)))
 
 
 def resolve_estimator(estimator, n_samples, n_features, block_size, n_repetitions):
@@ -72,10 +96,13 @@ def resolve_estimator(estimator, n_samples, n_features, block_size, n_repetition
     if n_samples < block_size:
         return "biased"
     exact_pairs = n_samples * (n_samples - 1) / 2
-    block_pairs = n_repetitions * (n_samples // block_size) * block_size * (block_size - 1) / 2
-    if exact_pairs * n_features <= _EXACT_WORK or block_pairs * 4 > exact_pairs:
+    if exact_pairs * n_features <= _EXACT_WORK:
         return "biased"
-    return "block"
+    # Blocks holding a quarter of all pairs or more would save little (with "auto", even
+    # the fewest partitions; past the switch it draws more, to keep the cost).
+    fewest = _MIN_REPETITIONS if isinstance(n_repetitions, str) else n_repetitions
+    block_pairs = fewest * (n_samples // block_size) * block_size * (block_size - 1) / 2
+    return "biased" if block_pairs * 4 > exact_pairs else "block"
 
 
 # value_function="auto" ranks by the paper's game up to this many features: the selection
@@ -115,6 +142,13 @@ def resolve_selection_scales(scales, value_function, resolved):
     return scales
 
 
+def _column_names(estimator, mask):
+    """The names (or indices) of the columns in ``mask``, for messages."""
+    names = getattr(estimator, "feature_names_in_", None)
+    columns = names[mask] if names is not None else np.flatnonzero(mask)
+    return ", ".join(map(str, columns))
+
+
 def _ranking(values, constant):
     """1 for the largest value, 2 for the next, ...; constant features last."""
     order = np.lexsort((-values, constant))
@@ -139,10 +173,14 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         "correction": [StrOptions(set(CORRECTIONS))],
         "scales": [StrOptions({"auto"}), "array-like"],
         "alpha": [Interval(Real, 0, 1, closed="neither"), None],
+        "fdr": [Interval(Real, 0, 1, closed="neither"), None],
+        "knockoff_groups": ["array-like", StrOptions({"auto"}), None],
+        "n_knockoffs": [Interval(Integral, 1, None, closed="left")],
         "value_function": [StrOptions({"auto", *VALUE_FUNCTIONS})],
         "anova_weight": _pairgame.ATTRIBUTION_CONSTRAINTS["anova_weight"],
         "interactions": [StrOptions(set(INDICES) - {"SV", "BV"}), None],
         "random_state": ["random_state"],
+        "n_repetitions": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "n_jobs": [Integral, None],
         "memory": [None, str, HasMethods(["cache"])],
         "verbose": ["verbose"],
@@ -186,6 +224,9 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             self.estimator, X.shape[0], X.shape[1], self.block_size, self.n_repetitions
         )
         tested = self.alpha is not None or bool(self.n_permutations)
+        self.n_repetitions_ = resolve_repetitions(
+            self.n_repetitions, X.shape[0], X.shape[1], self.block_size, tested
+        )
         self.value_function_ = resolve_value_function(
             self.value_function, tested, X.shape[1], self._ranked_game
         )
@@ -234,7 +275,108 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         self.gammas_ = features.gammas[0]
         self.kernels_ = list(features.kernels)
         self._constant_mask_ = features.constant
+        if self.fdr is not None:
+            self._select_by_knockoffs(X, target, attribute)
         return self
+
+    def _knockoff_statistic(self, original, knockoff, target, attribute, game):
+        """W_j = phi_j - phi_j~ in ``game`` on the columns [original, knockoff]: swapping a
+        column with its knockoff swaps their values (the Shapley value is symmetric in the
+        players, and each column's standardisation and bandwidth travel with it)."""
+        columns = np.hstack([original, knockoff])
+        prepared = prepare_features(
+            columns,
+            np.zeros(columns.shape[1], dtype=bool),
+            kernel=self.kernel,
+            bandwidth=self.bandwidth,
+            scales=resolve_selection_scales(self.scales, self.value_function, game),
+        )
+        values = attribute(
+            self._statistic(),
+            prepared.factors(),
+            target,
+            scales=prepared.scales,
+            n_permutations=0,
+            correction=self.correction,
+            random_state=self.random_state,
+            n_jobs=self.n_jobs,
+            value_function=game,
+            anova_weight=self.anova_weight,
+        ).values
+        return values[: original.shape[1]] - values[original.shape[1] :]
+
+    def _select_by_knockoffs(self, X, target, attribute):
+        """Model-X knockoffs (see :mod:`pkex_select.knockoffs`): W per group and draw, the
+        derandomised selection at false discovery rate ``fdr``."""
+        if self._categorical_mask_.any():
+            names = _column_names(self, self._categorical_mask_)
+            raise ValueError(
+                f"fdr builds Gaussian knockoffs, which need numeric features; {names} are "
+                "categorical. One-hot encode them (the knockoffs of 0/1 columns then match "
+                "their first two moments only) or select with alpha."
+            )
+        varying = np.flatnonzero(~self._constant_mask_)
+        if varying.size == 0:
+            raise ValueError("fdr needs at least one feature that varies; all are constant.")
+        X = X[:, varying]
+        correlation, self.knockoff_shrinkage_ = knockoffs.knockoff_correlation(X)
+        groups = self.knockoff_groups
+        if isinstance(groups, str):
+            groups = knockoffs.group_features(correlation)
+        elif groups is not None:
+            groups = np.asarray(groups)
+            if groups.shape != (self.n_features_in_,):
+                raise ValueError(
+                    f"knockoff_groups must hold one label per feature ({self.n_features_in_}), "
+                    f"got shape {groups.shape}."
+                )
+            groups = groups[varying]
+        labels = knockoffs.group_labels(groups, varying.size)
+        S = knockoffs.maxent_blocks(correlation, labels)
+        standardised = (X - X.mean(axis=0)) / X.std(axis=0)
+        draws = knockoffs.sample_knockoffs(
+            standardised, correlation, S, self.n_knockoffs, check_random_state(self.random_state)
+        )
+        game = resolve_value_function(
+            self.value_function, False, 2 * varying.size, self._ranked_game
+        )
+        statistics = np.array(
+            [
+                np.bincount(
+                    labels,
+                    weights=self._knockoff_statistic(
+                        standardised, knockoff, target, attribute, game
+                    ),
+                )
+                for knockoff in draws
+            ]
+        )
+        selected, self.e_values_, self.knockoff_thresholds_ = knockoffs.derandomised_selection(
+            statistics, self.fdr, self.fdr if self.n_knockoffs == 1 else self.fdr / 2
+        )
+        self.knockoff_statistics_ = statistics
+        self.knockoff_groups_ = np.full(self.n_features_in_, -1, dtype=np.intp)
+        self.knockoff_groups_[varying] = labels
+        self.selected_groups_ = np.flatnonzero(selected)
+        self.knockoff_value_function_ = game
+        n_groups = labels.max() + 1
+        if not selected.any() and n_groups * self.fdr < 1:
+            warnings.warn(
+                f"No feature selected: knockoff+ at fdr={self.fdr} selects only when at least "
+                f"{math.ceil(1 / self.fdr)} features (or groups) pass, and there are "
+                f"{n_groups}. Use a larger fdr (0.2 or more) or select with alpha.",
+                UserWarning,
+                stacklevel=3,
+            )
+        elif not selected.any() and np.sum(statistics.mean(axis=0) > 0) * self.fdr < 1:
+            warnings.warn(
+                f"No feature selected: knockoff+ at fdr={self.fdr} selects only when at least "
+                f"{math.ceil(1 / self.fdr)} features (or groups) pass, and fewer than that have "
+                "a positive statistic. If only a few features are relevant, use a larger fdr "
+                "(0.2 or more) or select with alpha.",
+                UserWarning,
+                stacklevel=3,
+            )
 
     def _check_selection_parameters(self):
         if self.alpha is not None and self.n_permutations == 0:
@@ -243,8 +385,9 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
                 "alpha; leave n_permutations at None (999 or as many as the correction "
                 "needs) or set it, for example to 999."
             )
-        if self.alpha is not None and self.threshold is not None:
-            raise ValueError("Set either threshold or alpha, not both.")
+        rules = [name for name in ("threshold", "alpha", "fdr") if getattr(self, name) is not None]
+        if len(rules) > 1:
+            raise ValueError(f"Set one of threshold, alpha and fdr, not {' and '.join(rules)}.")
 
     def _permutation_count(self, family_size):
         """``n_permutations``, or for None: 0 without alpha, else enough to select at alpha.
@@ -385,6 +528,13 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
                 "alpha selects by the adjusted permutation p-values, but this fit had no "
                 "permutations (alpha was set after fit); fit again with alpha set."
             )
+        if self.fdr is not None and not hasattr(self, "e_values_"):
+            raise ValueError(
+                "fdr selects by knockoffs, but this fit had none (fdr was set after fit); fit "
+                "again with fdr set."
+            )
+        if self.fdr is not None:
+            return np.isin(self.knockoff_groups_, self.selected_groups_)
         if self.alpha is not None:
             return (self.adjusted_pvalues_ <= self.alpha) & ~self._constant_mask_
         if self.threshold is not None:

@@ -81,6 +81,116 @@ permuted_entries_numba = compile_kernel(_permuted_entries_kernel) if NUMBA else 
 permuted_entries = permuted_entries_numba or permuted_entries_numpy
 
 
+_KERNEL_CODES = {"delta": 0, "rbf": 1, "laplacian": 2, "cauchy": 3}
+
+
+def _block_weights_kernel(members, permutations, Y, kinds, gamma, matrix, use_matrix, scale):
+    """Compiled twin of the NumPy block weights of :meth:`HSIC._block_weights`.
+
+    Per permutation and block: the target Gram matrix among the block's permuted samples
+    (from ``matrix``, or the kernels ``kinds`` on the rows of Y), its row sums, the
+    U-statistic's centring, and the weights of the block's pairs a < b. One block's B x B
+    buffer stays in cache; NumPy builds (n_perm, n_blocks, B, B) arrays and reads them
+    several times.
+    """
+    n_perm = permutations.shape[0]
+    n_blocks, size = members.shape
+    n_upper = size * (size - 1) // 2
+    out = np.empty((n_perm, n_blocks * n_upper))
+    gram = np.zeros((size, size))
+    samples = np.empty(size, dtype=np.int64)
+    sums = np.empty(size)
+    for k in range(n_perm):
+        for block in range(n_blocks):
+            for i in range(size):
+                samples[i] = permutations[k, members[block, i]]
+            for i in range(size):
+                for j in range(i + 1, size):
+                    if use_matrix:
+                        value = matrix[samples[i], samples[j]]
+                    else:
+                        value = 1.0
+                        for o in range(Y.shape[1]):
+                            diff = Y[samples[i], o] - Y[samples[j], o]
+                            if kinds[o] == 0:
+                                value *= 1.0 if diff == 0.0 else 0.0
+                            elif diff != 0.0:
+                                if kinds[o] == 1:
+                                    value *= np.exp(-gamma[o] * diff * diff)
+                                elif kinds[o] == 2:
+                                    value *= np.exp(-gamma[o] * abs(diff))
+                                else:
+                                    value *= 1.0 / (1.0 + gamma[o] * diff * diff)
+                    gram[i, j] = value
+                    gram[j, i] = value
+            total = 0.0
+            for i in range(size):
+                row = 0.0
+                for j in range(size):
+                    if j != i:
+                        row += gram[i, j]
+                sums[i] = row
+                total += row
+            constant = total / ((size - 1) * (size - 2))
+            for i in range(size):
+                sums[i] = sums[i] / (size - 2) - constant / 2.0
+            p = block * n_upper
+            for i in range(size):
+                for j in range(i + 1, size):
+                    out[k, p] = scale * (gram[i, j] - sums[i] - sums[j])
+                    p += 1
+    return out
+
+
+def _block_level_weights_kernel(members, permuted_levels, table, scale):
+    """The block weights where the target takes few levels (class labels): per permutation
+    and block, the level counts give each level's centring and a levels x levels table of
+    weights, from which every pair of the block is one lookup."""
+    n_perm = permuted_levels.shape[0]
+    n_blocks, size = members.shape
+    n_levels = table.shape[0]
+    n_upper = size * (size - 1) // 2
+    out = np.empty((n_perm, n_blocks * n_upper))
+    codes = np.empty(size, dtype=np.int64)
+    counts = np.empty(n_levels)
+    centre = np.empty(n_levels)
+    weights = np.empty((n_levels, n_levels))
+    for k in range(n_perm):
+        for block in range(n_blocks):
+            counts[:] = 0.0
+            for i in range(size):
+                codes[i] = permuted_levels[k, members[block, i]]
+                counts[codes[i]] += 1.0
+            # A sample's row sum over the others of its block: L against every level,
+            # less itself.
+            total = 0.0
+            for c in range(n_levels):
+                row = -table[c, c]
+                for other in range(n_levels):
+                    row += table[c, other] * counts[other]
+                centre[c] = row
+                total += counts[c] * row
+            constant = total / ((size - 1) * (size - 2))
+            for c in range(n_levels):
+                centre[c] = centre[c] / (size - 2) - constant / 2.0
+            for c in range(n_levels):
+                for other in range(n_levels):
+                    weights[c, other] = scale * (table[c, other] - centre[c] - centre[other])
+            p = block * n_upper
+            for i in range(size):
+                row_weights = weights[codes[i]]
+                for j in range(i + 1, size):
+                    out[k, p] = row_weights[codes[j]]
+                    p += 1
+    return out
+
+
+block_weights_numba = compile_kernel(_block_weights_kernel) if NUMBA else None
+block_level_weights_numba = compile_kernel(_block_level_weights_kernel) if NUMBA else None
+# Up to this many target levels the block weights come from a table per block.
+_BLOCK_TABLE_LEVELS = 32
+
+
 def _check_not_identifiers(codes):
     """Refuse class labels that are (nearly) all different: the target Gram matrix is then
     nearly the identity, and HSIC no longer depends on which row has which label."""
@@ -248,10 +358,10 @@ class HSIC(_GramStatistic):
                 "use estimator='biased'."
             )
 
-    def weights(self, gram, permutations, plan):
+    def weights(self, gram, permutations, plan, backend="auto"):
         """Pair weights for the target Gram matrix ``gram`` (a :class:`TargetGram`)."""
         if self.estimator == "block":
-            return self._block_weights(gram, permutations, plan.n_blocks)
+            return self._block_weights(gram, permutations, plan.n_blocks, backend)
         n = gram.n_samples
         if self.estimator == "biased":
             # (HLH)_ab = L_ab - m_a - m_b + mean(L); the row means of a permuted L are permuted.
@@ -323,17 +433,53 @@ class HSIC(_GramStatistic):
         counts = np.array([[_diagonal_count(plan, n)]], dtype=np.float64)
         return Cells(pair_cells, counts, diagonal[:, None], np.array([True]))
 
-    def _block_weights(self, gram, permutations, n_blocks_total):
+    def _block_weights(self, gram, permutations, n_blocks_total, backend="auto"):
         """The mean over all sample blocks of the unbiased HSIC of each block.
 
         Per block of B samples, Song et al.'s U-statistic (the weights of the unbiased
         estimator with n = B): no diagonal terms, so a feature whose kernel is close to the
         identity (a column with many levels) gets no credit for it.
         """
-        arguments = gram.arguments(permutations)
         size = self.block_size
-        upper = np.triu_indices(size, k=1)
         scale = 2.0 / (size * (size - 3) * n_blocks_total)
+        if backend != "numpy" and NUMBA and gram.matrix is None:
+            codes, representatives = gram.levels()
+            if representatives.size <= _BLOCK_TABLE_LEVELS:
+                levels = gram.arguments(representatives[None])[0]
+                table = gram.entries(levels[:, None], levels[None, :])
+                permuted_levels = codes.astype(np.min_scalar_type(representatives.size))[
+                    permutations
+                ]
+
+                def table_weights(pairs):
+                    return block_level_weights_numba(
+                        pairs.members.astype(np.int64), permuted_levels, table, scale
+                    )
+
+                return table_weights
+        if backend != "numpy" and NUMBA:
+            use_matrix = gram.matrix is not None
+            matrix = gram.matrix if use_matrix else np.zeros((1, 1))
+            Y = np.zeros((1, 1)) if use_matrix else np.ascontiguousarray(gram.Y, np.float64)
+            kinds = np.array([_KERNEL_CODES[k] for k in gram.kernels or []], dtype=np.int64)
+            gamma = np.zeros(0) if use_matrix else np.asarray(gram.gamma, dtype=np.float64)
+            permutations = np.ascontiguousarray(permutations, dtype=np.int64)
+
+            def compiled_weights(pairs):
+                return block_weights_numba(
+                    pairs.members.astype(np.int64),
+                    permutations,
+                    Y,
+                    kinds,
+                    gamma,
+                    matrix,
+                    use_matrix,
+                    scale,
+                )
+
+            return compiled_weights
+        arguments = gram.arguments(permutations)
+        upper = np.triu_indices(size, k=1)
 
         def weights(pairs):
             L = gram.within(arguments[:, pairs.members])  # (n_perm, n_blocks, B, B)

@@ -174,11 +174,11 @@ class HSICShapleySelector(ShapleySelectorBase):
         The HSIC estimate that is attributed (see :func:`hsic_shapley_values`). "biased" and
         "unbiased" use all n (n - 1) / 2 pairs, streamed with bounded memory; "block" uses
         ``n_repetitions`` partitions into blocks of ``block_size`` samples, for very large n.
-        "auto": "biased" up to about 10^8 multiply-adds of pairs times features (n = 3000
-        at d = 20, a few seconds), "block" beyond it unless its blocks would hold more than
-        a quarter of all pairs; the choice is in ``estimator_``. At the switch the two agree
-        closely (``python -m benchmarks.scale.agreement``: values correlated above 0.99,
-        the same five relevant features of friedman1 on top).
+        "auto": "biased" up to 4 x 10^7 multiply-adds of pairs times features (n = 2000
+        at d = 20, about a second), "block" beyond it (with ``n_repetitions="auto"``, as
+        many pairs, so the cost does not drop there); the choice is in ``estimator_``. At
+        the switch the two agree closely (``python -m benchmarks.scale.agreement``: values
+        correlated above 0.99, the same five relevant features of friedman1 on top).
     kernel : {"rbf", "laplacian", "cauchy"}, default="rbf"
         Kernel factor of the numeric features.
     bandwidth : {"median", "scott", "silverman", "std"} or float, default="median"
@@ -213,10 +213,17 @@ class HSICShapleySelector(ShapleySelectorBase):
         integer values the guess is borderline, and a warning says which one was taken.
     target_bandwidth : {"median", "scott", "silverman", "std"} or float, default="median"
         Bandwidth of a continuous target, after standardising it.
-    block_size, n_repetitions : int, default=20, 10
-        Block estimator only: ``n_repetitions`` partitions of the samples into blocks of
-        ``block_size``. Ten partitions (three before 0.2) agree with the exact estimate to a
-        correlation of 0.999 at n = 4000 (``python -m benchmarks.scale.agreement``).
+    block_size : int, default=20
+        Block estimator only: the samples per block.
+    n_repetitions : int or "auto", default="auto"
+        Block estimator only: partitions of the samples into blocks of ``block_size``.
+        "auto": as many as draw about 4 x 10^7 / d pairs (the exact estimate's pairs where
+        ``estimator="auto"`` leaves it; 2 x 10^6 at d = 20), at least 10: the cost does not
+        drop where the estimate changes, and stays flat up to about n = 2 x 10^4 at d = 20
+        (``python -m benchmarks.scale.monotone``); with permutation tests 10, as each
+        permutation re-weights every pair drawn. ``n_repetitions_`` holds the count used.
+        Ten partitions agree with the exact estimate to a correlation of 0.999 at n = 4000
+        (``python -m benchmarks.scale.agreement``).
     n_permutations : int, default=None
         When positive, per-feature permutation p-values ``pvalues_`` and the p-value of the
         HSIC independence test ``pvalue_``. Each permutation of y re-weights the same pairs:
@@ -241,6 +248,33 @@ class HSICShapleySelector(ShapleySelectorBase):
         permutations and 0.868 with 199 (``python -m benchmarks.power``). Holm and
         Benjamini-Hochberg multiply the smallest p-value, 1 / (1 + n_permutations), by the
         number of features: a count too small to reach ``alpha`` gets a warning.
+    fdr : float in (0, 1), default=None
+        When given, select by model-X knockoffs at this false discovery rate
+        (:mod:`pkex_select.knockoffs`): Gaussian knockoff copies of the features are drawn,
+        the game's exact Shapley values are computed on the 2d columns [X, X~], and a
+        feature is kept when its value exceeds its knockoff's by more than the knockoff+
+        threshold. The question differs from ``alpha``'s: ``alpha`` keeps the features y is
+        related to (a marginal test, a near-copy of a relevant feature is kept too) with
+        the family-wise error controlled; ``fdr`` keeps those that tell about y what the
+        others do not (conditional), with the expected share of false selections at most
+        ``fdr``. It assumes the features are about jointly Gaussian after standardisation
+        (second-order knockoffs) and needs numeric features. Knockoff+ can select only when
+        at least 1 / ``fdr`` features pass (10 at 0.1): with few relevant features use 0.2
+        (a warning says so). ``n_features_to_select`` is then ignored.
+    knockoff_groups : array-like of shape (n_features,), "auto" or None, default="auto"
+        Features tested together as one hypothesis (group knockoffs; their statistics are
+        added up and the group is kept or dropped as a whole). "auto": features whose
+        correlation is at least 0.9 (average linkage), so that a near-copy of a feature does
+        not split the credit and hide both; None: every feature alone; or a label per
+        feature.
+    n_knockoffs : int, default=1
+        Knockoff draws. One: the knockoff+ filter. More: the draws' e-values
+        ``d 1{W >= T} / (1 + #{W <= -T})`` at the knockoff+ threshold T of level
+        ``fdr / 2`` are averaged and selected by e-BH at ``fdr`` (derandomised knockoffs,
+        Ren and Barber 2023): the selection no longer hinges on one draw and the false
+        discovery rate stays controlled, but it selects only when about 2 / ``fdr``
+        features pass (measured with 6 relevant features among 50, ``python -m
+        benchmarks.knockoffs``: power 0 at ``fdr=0.2``, against 0.78 with one draw).
     value_function : {"auto", "baseline", "anova", "observational"}, default="auto"
         The game whose Shapley values are computed (see the user guide, "Reading the
         values"). "auto": each question gets the game that answers it best. Selecting k
@@ -317,6 +351,9 @@ class HSICShapleySelector(ShapleySelectorBase):
         together (XOR) stand out here while their order-one values are small.
     estimator_ : str
         The estimator attributed: ``estimator``, or what "auto" chose at this size.
+    n_repetitions_ : int
+        The block partitions (``n_repetitions``, or what "auto" chose at this size; used by
+        the block estimator only).
     value_function_ : str
         The game attributed: ``value_function``, or what "auto" chose.
     scales_ : tuple of float
@@ -356,6 +393,25 @@ class HSICShapleySelector(ShapleySelectorBase):
         their row sums are the HSIC null distribution. With one scale ``pvalues_[j]`` is
         ``(1 + #{values >= shapley_values_[j]}) / (1 + n_permutations)``, counting values
         within 100 ulps as ties (as :func:`scipy.stats.permutation_test` does).
+    knockoff_statistics_ : ndarray of shape (n_knockoffs, n_groups)
+        W per draw and group (only with ``fdr``): the sum over the group of the feature's
+        Shapley value minus its knockoff's, in the game ``knockoff_value_function_``.
+        Swapping a feature with its knockoff negates its W exactly, so a feature that
+        tells nothing about y given the others has W of either sign with equal chance.
+    knockoff_thresholds_ : ndarray of shape (n_knockoffs,)
+        Each draw's knockoff+ threshold (inf where none qualifies).
+    e_values_ : ndarray of shape (n_groups,)
+        The groups' mean e-values over the draws; selected are those e-BH keeps.
+    knockoff_groups_ : ndarray of shape (`n_features_in_`,)
+        The group of each feature (-1 for a constant feature, never selected).
+    selected_groups_ : ndarray of int
+        The selected groups.
+    knockoff_value_function_ : str
+        The game of the statistic: ``value_function``, where "auto" means the paper's game
+        up to 100 columns [X, X~] (the ANOVA game beyond).
+    knockoff_shrinkage_ : bool
+        Whether the correlation behind the knockoffs was shrunk (Ledoit-Wolf; with fewer
+        than 2 samples per feature).
     bandwidths_ : ndarray of shape (`n_features_in_`,)
         Bandwidths used, in units of each feature's standard deviation.
     gammas_ : ndarray of shape (`n_features_in_`,)
@@ -390,6 +446,7 @@ class HSICShapleySelector(ShapleySelectorBase):
     """
 
     _parameter_constraints = {
+        **PARAMETER_CONSTRAINTS,
         **ShapleySelectorBase._parameter_constraints,
         "estimator": [StrOptions({"auto", *ESTIMATORS})],
         "target_kernel": [StrOptions({"auto", "delta", "rbf", "laplacian", "cauchy"})],
@@ -397,7 +454,6 @@ class HSICShapleySelector(ShapleySelectorBase):
             StrOptions(set(BANDWIDTH_RULES)),
             Interval(Real, 0, None, closed="neither"),
         ],
-        **PARAMETER_CONSTRAINTS,
     }
 
     def __init__(
@@ -413,10 +469,13 @@ class HSICShapleySelector(ShapleySelectorBase):
         target_kernel="auto",
         target_bandwidth="median",
         block_size=20,
-        n_repetitions=10,
+        n_repetitions="auto",
         n_permutations=None,
         correction="maxT",
         alpha=None,
+        fdr=None,
+        knockoff_groups="auto",
+        n_knockoffs=1,
         value_function="auto",
         anova_weight="auto",
         interactions=None,
@@ -439,6 +498,9 @@ class HSICShapleySelector(ShapleySelectorBase):
         self.n_permutations = n_permutations
         self.correction = correction
         self.alpha = alpha
+        self.fdr = fdr
+        self.knockoff_groups = knockoff_groups
+        self.n_knockoffs = n_knockoffs
         self.value_function = value_function
         self.anova_weight = anova_weight
         self.interactions = interactions
@@ -458,4 +520,4 @@ class HSICShapleySelector(ShapleySelectorBase):
         self.target_bandwidth_ = target.bandwidths
 
     def _statistic(self):
-        return HSIC(self.estimator_, self.block_size, self.n_repetitions)
+        return HSIC(self.estimator_, self.block_size, self.n_repetitions_)

@@ -167,13 +167,20 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         incomplete U-statistic over pairs within random blocks of ``block_size`` samples
         (block: O(n B d^2) time, for samples of 10^5 rows and more; see
         :func:`mmd_shapley_values`). Permutation tests are exact for all three. "auto":
-        "biased" up to about 10^8 multiply-adds of pairs times features (n = 3000 at
-        d = 20, a few seconds), "block" beyond it unless its blocks would hold more than a
-        quarter of all pairs; the choice is in ``estimator_``.
-    block_size, n_repetitions : int, default=20, 10
-        Block estimator only: ``n_repetitions`` partitions of the samples into blocks of
-        ``block_size``. Ten partitions (three before 0.2) agree with the exact estimate to a
-        correlation of 0.999 at n = 4000 (``python -m benchmarks.scale.agreement``).
+        "biased" up to 4 x 10^7 multiply-adds of pairs times features (n = 2000 at d = 20,
+        about a second), "block" beyond it (with ``n_repetitions="auto"``, as many pairs);
+        the choice is in ``estimator_``.
+    block_size : int, default=20
+        Block estimator only: the samples per block.
+    n_repetitions : int or "auto", default="auto"
+        Block estimator only: partitions of the samples into blocks of ``block_size``.
+        "auto": as many as draw about 4 x 10^7 / d pairs (the exact estimate's pairs where
+        ``estimator="auto"`` leaves it; 2 x 10^6 at d = 20), at least 10: the cost does not
+        drop where the estimate changes, and stays flat up to about n = 2 x 10^4 at d = 20
+        (``python -m benchmarks.scale.monotone``); with permutation tests 10, as each
+        permutation re-weights every pair drawn. ``n_repetitions_`` holds the count used.
+        Ten partitions agree with the exact estimate to a correlation of 0.999 at n = 4000
+        (``python -m benchmarks.scale.agreement``).
     kernel : {"rbf", "laplacian", "cauchy"}, default="rbf"
         Kernel factor of the numeric features.
     bandwidth : {"median", "scott", "silverman", "std"} or float, default="median"
@@ -208,6 +215,16 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         ``n_features_to_select`` is then ignored. With the default maxT correction, the
         chance of flagging any feature when nothing drifted is at most ``alpha`` (see
         :class:`HSICShapleySelector`).
+    fdr : float in (0, 1), default=None
+        Select by model-X knockoffs at this false discovery rate: the features whose
+        distribution differs between the samples given the other features (as
+        :class:`HSICShapleySelector`'s ``fdr``; knockoffs of the pooled sample, the
+        statistic each feature's value minus its knockoff's). ``alpha`` instead keeps every
+        feature that differs marginally, with the family-wise error controlled.
+    knockoff_groups : array-like of shape (n_features,), "auto" or None, default="auto"
+        As in :class:`HSICShapleySelector`.
+    n_knockoffs : int, default=1
+        As in :class:`HSICShapleySelector`.
     value_function : {"anova", "auto", "baseline", "observational"}, default="anova"
         The game whose Shapley values are computed (see :class:`HSICShapleySelector`).
         "anova" centres each feature's kernel over the pooled sample: a feature that did
@@ -270,6 +287,9 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         As in :class:`HSICShapleySelector` (only when ``interactions`` is set).
     estimator_ : str
         The estimator attributed: ``estimator``, or what "auto" chose at this size.
+    n_repetitions_ : int
+        The block partitions (``n_repetitions``, or what "auto" chose at this size; used by
+        the block estimator only).
     value_function_ : str
         The game attributed: ``value_function``, or what "auto" chose ("anova").
     scales_ : tuple of float
@@ -296,6 +316,9 @@ class MMDShapleyAttributor(ShapleySelectorBase):
     classes_ : ndarray
         The sample labels.
     bandwidths_, gammas_, kernels_ : as in :class:`HSICShapleySelector`
+    knockoff_statistics_, knockoff_thresholds_, e_values_, knockoff_groups_, \
+            selected_groups_, knockoff_value_function_, knockoff_shrinkage_
+        With ``fdr`` only: as in :class:`HSICShapleySelector`.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
 
@@ -328,9 +351,9 @@ class MMDShapleyAttributor(ShapleySelectorBase):
 
     _ranked_game = "anova"  # python -m benchmarks.selection.shift
     _parameter_constraints = {
+        **PARAMETER_CONSTRAINTS,
         **ShapleySelectorBase._parameter_constraints,
         "estimator": [StrOptions({"auto", *ESTIMATORS})],
-        **PARAMETER_CONSTRAINTS,
     }
 
     def __init__(
@@ -344,10 +367,13 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         scales="auto",
         categorical_features="from_dtype",
         block_size=20,
-        n_repetitions=10,
+        n_repetitions="auto",
         n_permutations=None,
         correction="maxT",
         alpha=None,
+        fdr=None,
+        knockoff_groups="auto",
+        n_knockoffs=1,
         value_function="anova",
         anova_weight="auto",
         interactions=None,
@@ -368,6 +394,9 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         self.n_permutations = n_permutations
         self.correction = correction
         self.alpha = alpha
+        self.fdr = fdr
+        self.knockoff_groups = knockoff_groups
+        self.n_knockoffs = n_knockoffs
         self.value_function = value_function
         self.anova_weight = anova_weight
         self.interactions = interactions
@@ -384,7 +413,7 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         self.classes_ = target.classes
 
     def _statistic(self):
-        return MMD(self.estimator_, self.block_size, self.n_repetitions)
+        return MMD(self.estimator_, self.block_size, self.n_repetitions_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -226,6 +226,58 @@ def ranking(
     return ax
 
 
+def knockoffs(selector, *, draw=0, max_display=20, ax=None):
+    """The knockoff statistics W of a selector fitted with ``fdr``, and its threshold.
+
+    One bar per feature (or group, named by its members), the ``max_display`` largest |W|;
+    selected ones solid, the others hatched, and the draw's knockoff+ threshold T drawn at
+    +T and -T: a feature y does not depend on given the others falls on either side of zero
+    with equal chance, so the bars left of -T show how many false ones stand right of +T.
+
+    Parameters
+    ----------
+    selector : HSICShapleySelector or MMDShapleyAttributor
+        Fitted with ``fdr``.
+    draw : int, default=0
+        Which knockoff draw to show.
+    max_display : int, default=20
+    ax : matplotlib Axes, default=None
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    check_is_fitted(selector, "shapley_values_")
+    if not hasattr(selector, "knockoff_statistics_"):
+        raise ValueError("knockoffs draws a fit with fdr set; fit the selector with fdr=0.2.")
+    statistics = selector.knockoff_statistics_
+    if not 0 <= draw < statistics.shape[0]:
+        raise ValueError(f"draw must be in [0, {statistics.shape[0] - 1}], got {draw}.")
+    W, threshold = statistics[draw], selector.knockoff_thresholds_[draw]
+    names = np.asarray(_feature_names(selector), dtype=object)
+    groups = selector.knockoff_groups_
+    labels = [" + ".join(map(str, names[groups == g])) for g in range(W.size)]
+    order = np.argsort(-np.abs(W), kind="stable")[:max_display]
+    order = order[np.argsort(W[order], kind="stable")]
+    ax = _axes(ax, (6, 0.3 * len(order) + 1.2))
+    bars = ax.barh(np.arange(len(order)), W[order], color="#d62728")
+    for bar, g in zip(bars, order):
+        if g not in selector.selected_groups_:
+            bar.set_hatch("//")
+            bar.set_alpha(0.5)
+    if np.isfinite(threshold):
+        for position in (threshold, -threshold):
+            ax.axvline(position, color="grey", linestyle="--", linewidth=0.8)
+    ax.set_yticks(np.arange(len(order)), [labels[g] for g in order])
+    ax.axvline(0, color="black", linewidth=0.8)
+    ax.ticklabel_format(axis="x", style="sci", scilimits=(-3, 4))
+    ax.set_xlabel(
+        f"W = value - knockoff's value ({_statistic_name(selector)}); dashed: +-T at "
+        f"fdr={selector.fdr:g}; solid: selected"
+    )
+    return ax
+
+
 def bar(explanation, *, output=0, max_display=20, ax=None, centred=True):
     """Global importance per feature: over the explained rows, or a selector's values.
 

@@ -394,7 +394,9 @@ def test_permutations_select_and_star_by_adjusted_pvalues(tmp_path):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--alpha", "0.05", "--k", "2"], "give --k or --alpha, not both"),
+        (["--alpha", "0.05", "--k", "2"], "give one of --k, --alpha and --fdr, not --k and"),
+        (["--fdr", "0.2", "--alpha", "0.05"], "not --alpha and --fdr"),
+        (["--fdr", "2"], "--fdr: must be between 0 and 1"),
         (["--alpha", "1.5"], "--alpha: must be between 0 and 1"),
         (["--alpha", "0.05", "--permutations", "9"], "use --permutations 39 or more"),
         (["--alpha", "0.05", "--permutations", "0"], "--permutations 0 gives none"),
@@ -610,3 +612,18 @@ def test_the_default_stars_the_columns_y_depends_on(capsys, tmp_path):
     report = json.loads(out)
     assert report["selection"] == "adjusted p-value <= 0.05" and report["game"] == "anova"
     assert sorted(f["feature"] for f in report["features"] if f["selected"]) == ["x0", "x1"]
+
+
+def test_fdr_stars_what_the_knockoffs_select(capsys, tmp_path):
+    """Eight relevant columns among twenty: --fdr stars them, with few false ones."""
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame(rng.normal(size=(400, 20)), columns=[f"x{j}" for j in range(20)])
+    frame["y"] = frame.iloc[:, :8].sum(axis=1) + rng.normal(size=400)
+    path = tmp_path / "knock.csv"
+    frame.to_csv(path, index=False)
+    status, out, err = _rank(capsys, path, "--target", "y", "--fdr", "0.2", "--json")
+    assert status == 0, err
+    report = json.loads(out)
+    assert report["selection"].startswith("knockoffs at false discovery rate 0.2")
+    chosen = {f["feature"] for f in report["features"] if f["selected"]}
+    assert len(chosen & {f"x{j}" for j in range(8)}) >= 6 and len(chosen) <= 10

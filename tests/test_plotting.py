@@ -131,3 +131,25 @@ def test_plots_name_what_is_wrong_with_their_arguments(explanation):
     with pytest.raises(ValueError, match="row 20 is out of range"):
         plotting.waterfall(explanation, row=20)
     matplotlib.pyplot.close("all")
+
+
+def test_knockoff_plot_draws_groups_and_the_threshold():
+    import pandas as pd
+
+    from pkex_select import HSICShapleySelector
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(300, 12)), columns=[f"x{j}" for j in range(12)])
+    X["x11"] = 0.99 * X["x0"] + 0.1 * rng.normal(size=300)  # grouped with x0
+    y = X.iloc[:, :8].sum(axis=1) + rng.normal(size=300)
+    selector = HSICShapleySelector(fdr=0.2, random_state=0).fit(X, y)
+    ax = plotting.knockoffs(selector)
+    assert len(ax.patches) == 11  # eleven groups
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert "x0 + x11" in labels
+    hatched = [p.get_hatch() == "//" for p in ax.patches]
+    assert sum(not h for h in hatched) == selector.selected_groups_.size
+    with pytest.raises(ValueError, match="fit the selector with fdr"):
+        plotting.knockoffs(HSICShapleySelector().fit(X, y))
+    with pytest.raises(ValueError, match="draw must be in"):
+        plotting.knockoffs(selector, draw=3)

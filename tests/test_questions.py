@@ -59,6 +59,7 @@ def test_shares_are_the_values_over_their_total_magnitude():
 
 
 def test_the_cli_tests_every_column_where_the_exact_estimate_runs():
-    assert _tests_affordable((3000, 20), "auto")
+    assert _tests_affordable((2000, 20), "auto")
+    assert not _tests_affordable((3000, 20), "auto")
     assert not _tests_affordable((20000, 3), "auto")
     assert not _tests_affordable((500, 3), "block")

@@ -6,6 +6,7 @@ import pytest
 from pkex_select import (
     HSICShapleySelector,
     MMDShapleyAttributor,
+    _integrals,
     hsic_shapley_values,
     mmd_shapley_values,
 )
@@ -292,15 +293,25 @@ def test_sample_blocks_are_rebuilt_per_chunk_so_memory_is_bounded():
     assert isinstance(huge.chunks, range) and huge.n_blocks == 5 * 10**10
 
 
-def test_auto_estimator_is_exact_below_a_few_seconds_of_work_and_block_above():
-    from pkex_select._selection import resolve_estimator
+def test_auto_estimator_is_exact_below_a_second_of_work_and_block_above():
+    from pkex_select._selection import resolve_estimator, resolve_repetitions
 
-    assert resolve_estimator("auto", 3000, 20, 20, 10) == "biased"
-    assert resolve_estimator("auto", 4000, 20, 20, 10) == "block"
-    assert resolve_estimator("auto", 100_000, 5, 20, 10) == "block"
-    # Blocks holding a quarter of all pairs or more save nothing: exact at n = 200, d = 10^4.
-    assert resolve_estimator("auto", 200, 10_000, 20, 10) == "biased"
-    assert resolve_estimator("unbiased", 10**6, 20, 20, 10) == "unbiased"
+    assert resolve_estimator("auto", 2000, 20, 20, "auto") == "biased"
+    assert resolve_estimator("auto", 2100, 20, 20, "auto") == "block"
+    assert resolve_estimator("auto", 100_000, 5, 20, "auto") == "block"
+    # Given partitions holding a quarter of all pairs or more save nothing.
+    assert resolve_estimator("auto", 3000, 20, 20, 40) == "biased"
+    assert resolve_estimator("auto", 200, 10_000, 20, "auto") == "biased"
+    assert resolve_estimator("unbiased", 10**6, 20, 20, "auto") == "unbiased"
+    # "auto" partitions draw the exact estimate's pairs at the switch, 2 x 10^6 at d = 20:
+    # never fewer pairs past the switch than before it, and at least 10 partitions.
+    switch_pairs = 2000 * 1999 / 2
+    for n in (2100, 3000, 10_000, 20_000):
+        repetitions = resolve_repetitions("auto", n, 20, 20)
+        assert switch_pairs <= repetitions * (n // 20) * 190 < switch_pairs + n * 190 / 20 * 20
+    assert resolve_repetitions("auto", 100_000, 20, 20) == 10
+    assert resolve_repetitions(3, 100_000, 20, 20) == 3
+    assert resolve_repetitions("auto", 25, 20, 20) == 10  # at most every pair once, >= 10
     rng = np.random.default_rng(0)
     X = rng.normal(size=(8000, 5))  # 3.2e7 pairs x 5 features: above the budget
     y = (X[:, 0] > 0).astype(int)
@@ -312,3 +323,32 @@ def test_auto_estimator_is_exact_below_a_few_seconds_of_work_and_block_above():
     ]
     assert [f.estimator_ for f in fitted] == ["biased", "block", "block", "unbiased"]
     assert all(f.get_support(indices=True)[0] == 0 for f in fitted)
+
+
+@pytest.mark.skipif(not _integrals.NUMBA, reason="needs numba")
+@pytest.mark.parametrize("target", ["labels", "two label columns", "two outputs", "matrix"])
+def test_compiled_block_weights_match_numpy(target):
+    from pkex_select._gram import TargetGram
+    from pkex_select._statistics import HSIC
+
+    rng = np.random.default_rng(5)
+    n = 60
+    if target == "labels":
+        gram = HSIC.target(rng.integers(0, 3, n))
+    elif target == "two label columns":  # 6 levels of the table path
+        gram = HSIC.target(np.column_stack([rng.integers(0, 3, n), rng.integers(0, 2, n)]))
+    elif target == "two outputs":  # 60 levels: the kernel path
+        gram = HSIC.target(rng.normal(size=(n, 2)), kernel="laplacian")
+        gram.Y[:3] = gram.Y[3]  # ties: factor exactly 1
+    else:
+        values = rng.normal(size=n)
+        gram = TargetGram(np.exp(-(np.subtract.outer(values, values) ** 2)))
+    statistic = HSIC("block", block_size=6, n_repetitions=3)
+    plan = statistic.plan(n, np.random.RandomState(0), pair_bytes=8)
+    permutations = np.vstack([np.arange(n), *[rng.permutation(n) for _ in range(4)]])
+    compiled = statistic.weights(gram, permutations, plan)
+    twin = statistic.weights(gram, permutations, plan, backend="numpy")
+    for chunk in plan.chunks:
+        pairs = plan.pairs(chunk)
+        expected = twin(pairs)
+        np.testing.assert_allclose(compiled(pairs), expected, rtol=1e-12, atol=1e-15)
