@@ -175,3 +175,10 @@ def test_anova_weight_benchmark_runs(tmp_path):
     assert "| w = 0.3 (auto) |" in text
     assert "| HSIC xor, d = 20, n = 300 | " in text and "| x1 kept | " in text
     assert all(f"\n| {fold} | " in text for fold in range(5))  # a selection per fold
+
+
+def test_monotone_benchmark_runs(tmp_path):
+    from benchmarks.scale.monotone import main
+
+    main(["--rows", "300", "400", "--repeats", "1", "--out", str(tmp_path)])
+    assert "| 400 | biased |" in (tmp_path / "monotone.md").read_text()
