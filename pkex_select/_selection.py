@@ -546,4 +546,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         tags.target_tags.required = True
         tags.input_tags.sparse = False
         tags.input_tags.allow_nan = False
+        # A frame's text and category columns get the delta kernel.
+        tags.input_tags.categorical = True
+        tags.input_tags.string = True
         return tags

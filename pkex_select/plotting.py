@@ -6,7 +6,15 @@ Each function draws on ``ax`` (a new figure when None) and returns the axes.
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-__all__ = ["bar", "beeswarm", "centred_importance", "interactions", "ranking", "waterfall"]
+__all__ = [
+    "bar",
+    "beeswarm",
+    "centred_importance",
+    "interactions",
+    "knockoffs",
+    "ranking",
+    "waterfall",
+]
 
 
 def _axes(ax, figsize):

@@ -538,3 +538,11 @@ def test_attribute_shift_takes_a_pandas_and_a_polars_frame():
     same = attribute_shift(first, second, n_features_to_select=1)
     np.testing.assert_array_equal(mixed.shapley_values_, same.shapley_values_)
     assert mixed.get_feature_names_out().tolist() == ["b"]
+
+
+def test_tags_declare_text_and_category_columns():
+    from pkex_select import HSICShapleySelector, MMDShapleyAttributor
+
+    for estimator in (HSICShapleySelector(), MMDShapleyAttributor()):
+        tags = estimator.__sklearn_tags__().input_tags
+        assert tags.string and tags.categorical and not tags.sparse and not tags.allow_nan

@@ -4,7 +4,7 @@ import re
 from pathlib import Path
 
 import pkex_select
-from pkex_select import kernels, plotting
+from pkex_select import kernels, knockoffs, plotting
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
@@ -20,11 +20,13 @@ def test_every_public_name_has_an_api_page():
     missing += [
         f"plotting.{name}" for name in plotting.__all__ if f"plotting.{name}" not in entries
     ]
-    missing += [
-        f"kernels.{name}"
-        for name in kernels.__all__
-        if callable(getattr(kernels, name)) and f"kernels.{name}" not in entries
-    ]
+    for module in (kernels, knockoffs):
+        prefix = module.__name__.split(".")[-1]
+        missing += [
+            f"{prefix}.{name}"
+            for name in module.__all__
+            if callable(getattr(module, name)) and f"{prefix}.{name}" not in entries
+        ]
     assert not missing, f"add to docs/api.rst: {missing}"
 
 
@@ -62,6 +64,20 @@ def test_every_benchmark_has_a_docs_page():
     }
     assert with_results <= listed
     assert all((DOCS / "benchmarks" / f"{name}.md").exists() for name in listed)
+
+
+def test_the_sdist_carries_the_results_the_docs_include():
+    manifest = (DOCS.parent / "MANIFEST.in").read_text()
+    assert "graft docs" in manifest and "recursive-include benchmarks *.md" in manifest
+    for page in DOCS.rglob("*.md"):
+        for target in re.findall(r"\{include\} (\S+)", page.read_text()):
+            path = (page.parent / target).resolve()
+            assert path.is_file(), f"{page.name} includes {target}, which is missing"
+            relative = path.relative_to(DOCS.parent)
+            top_level = re.search(r"^include (.*)$", manifest, flags=re.MULTILINE).group(1)
+            assert str(relative) in top_level.split() or (
+                relative.parts[0] in ("docs", "benchmarks") and path.suffix == ".md"
+            )
 
 
 def test_design_notes_are_in_the_build_and_name_modules_that_exist():

@@ -161,11 +161,29 @@ def test_bad_convenience_input():
         attribute_shift(pd.DataFrame({"a": [1.0, 2.0]}), pd.DataFrame({"b": [1.0, 2.0]}))
 
 
+# With string and categorical input declared (text and category columns get the delta
+# kernel), these checks draw y with a label on a single row, which MMD refuses: a sample of
+# one row has no spread to compare.
+_ONE_ROW_SAMPLES = "a sample label on one row: MMD needs at least 2 rows per sample"
+_EXPECTED_FAILURES = {
+    check: _ONE_ROW_SAMPLES
+    for check in (
+        "check_dont_overwrite_parameters",
+        "check_f_contiguous_array_estimator",
+        "check_methods_sample_order_invariance",
+        "check_methods_subset_invariance",
+        "check_dict_unchanged",
+        "check_fit2d_predict1d",
+    )
+}
+
+
 @parametrize_with_checks(
     [
         MMDShapleyAttributor(),
         MMDShapleyAttributor(estimator="unbiased", n_permutations=3, random_state=0),
-    ]
+    ],
+    expected_failed_checks=lambda estimator: _EXPECTED_FAILURES,
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)
