@@ -449,7 +449,7 @@ def rank(
 
     for warning in caught:  # the CLI's own words for the target's type; the others as they are
         if not issubclass(warning.category, TargetTypeWarning):
-            _note(str(warning.message))
+            _note(_in_flags(str(warning.message)))
     if any(issubclass(w.category, TargetTypeWarning) for w in caught):
         guess = _task(selector)
         other = "regression" if guess == "classification" else "classification"
@@ -485,6 +485,11 @@ _FLAGS = {
     "n_permutations=": "--permutations ",
     "Input X": "The feature columns",
     "Input y": "The target",
+    "at fdr=": "at --fdr ",
+    "a larger fdr": "a larger --fdr",
+    "ask another question: alpha (every feature y is related to) or n_features_to_select": (
+        "ask another question: --alpha (every column y is related to) or --k"
+    ),
 }
 
 
@@ -592,7 +597,8 @@ def _selection_rule(selector):
     """What the stars mean, and a hint at the flags that change it."""
     if selector.fdr is not None:
         return (
-            f"knockoffs at false discovery rate {selector.fdr:g}, {selector.n_knockoffs} draws",
+            f"knockoffs at false discovery rate {selector.fdr:g}, "
+            + ("one draw" if selector.n_knockoffs == 1 else f"{selector.n_knockoffs} draws"),
             "the columns that tell about y what the others do not; --fdr to change",
         )
     if selector.alpha is not None:

@@ -359,21 +359,16 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         self.knockoff_groups_[varying] = labels
         self.selected_groups_ = np.flatnonzero(selected)
         self.knockoff_value_function_ = game
-        n_groups = labels.max() + 1
-        if not selected.any() and n_groups * self.fdr < 1:
+        if not selected.any():
+            needed = math.ceil(1 / self.fdr)
+            draws = "" if self.n_knockoffs == 1 else " (about twice as many over several draws)"
             warnings.warn(
-                f"No feature selected: knockoff+ at fdr={self.fdr} selects only when at least "
-                f"{math.ceil(1 / self.fdr)} features (or groups) pass, and there are "
-                f"{n_groups}. Use a larger fdr (0.2 or more) or select with alpha.",
-                UserWarning,
-                stacklevel=3,
-            )
-        elif not selected.any() and np.sum(statistics.mean(axis=0) > 0) * self.fdr < 1:
-            warnings.warn(
-                f"No feature selected: knockoff+ at fdr={self.fdr} selects only when at least "
-                f"{math.ceil(1 / self.fdr)} features (or groups) pass, and fewer than that have "
-                "a positive statistic. If only a few features are relevant, use a larger fdr "
-                "(0.2 or more) or select with alpha.",
+                f"No feature selected at fdr={self.fdr}: knockoff+ selects only when at least "
+                f"{needed} features (or groups) have a statistic above its threshold and none "
+                f"below minus it{draws}"
+                f", so with fewer relevant ones it selects nothing ({labels.max() + 1} groups "
+                "here). Use a larger fdr (0.2 or more), or ask another question: alpha "
+                "(every feature y is related to) or n_features_to_select.",
                 UserWarning,
                 stacklevel=3,
             )

@@ -627,3 +627,15 @@ def test_fdr_stars_what_the_knockoffs_select(capsys, tmp_path):
     assert report["selection"].startswith("knockoffs at false discovery rate 0.2")
     chosen = {f["feature"] for f in report["features"] if f["selected"]}
     assert len(chosen & {f"x{j}" for j in range(8)}) >= 6 and len(chosen) <= 10
+
+
+def test_fdr_that_selects_nothing_says_why_in_flags(capsys, tmp_path):
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame(rng.normal(size=(300, 8)), columns=[f"x{j}" for j in range(8)])
+    frame["y"] = frame["x0"] + rng.normal(size=300)
+    path = tmp_path / "one.csv"
+    frame.to_csv(path, index=False)
+    status, out, err = _rank(capsys, path, "--target", "y", "--fdr", "0.2")
+    assert status == 0 and "selected (0 of 8)" in out
+    assert "at least 5 features" in err and "--alpha (every column" in err and "--k" in err
+    assert "n_features_to_select" not in err
