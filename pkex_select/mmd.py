@@ -173,14 +173,8 @@ class MMDShapleyAttributor(ShapleySelectorBase):
     block_size : int, default=20
         Block estimator only: the samples per block.
     n_repetitions : int or "auto", default="auto"
-        Block estimator only: partitions of the samples into blocks of ``block_size``.
-        "auto": as many as draw about 4 x 10^7 / d pairs (the exact estimate's pairs where
-        ``estimator="auto"`` leaves it; 2 x 10^6 at d = 20), at least 10: the cost does not
-        drop where the estimate changes, and stays flat up to about n = 2 x 10^4 at d = 20
-        (``python -m benchmarks.scale.monotone``); with permutation tests 10, as each
-        permutation re-weights every pair drawn. ``n_repetitions_`` holds the count used.
-        Ten partitions agree with the exact estimate to a correlation of 0.999 at n = 4000
-        (``python -m benchmarks.scale.agreement``).
+        Block estimator only: partitions of the samples into blocks of ``block_size``; "auto"
+        as in :class:`HSICShapleySelector` (``n_repetitions_`` holds the count used).
     kernel : {"rbf", "laplacian", "cauchy"}, default="rbf"
         Kernel factor of the numeric features.
     bandwidth : {"median", "scott", "silverman", "std"} or float, default="median"

@@ -44,6 +44,22 @@ def floor_seconds(n_permutations, n_pairs, n_columns, rng):
     return seconds / 5 * n_pairs / CHUNK
 
 
+def row(case, pairs, tested_seconds, plain_seconds, floor, tested):
+    """One table row: the fit with and without permutations, and the permutations' floor."""
+    permutations = tested_seconds - plain_seconds
+    return {
+        "case": case,
+        "pairs": pairs,
+        "with alpha s": round(tested_seconds, 2),
+        "without s": round(plain_seconds, 2),
+        "ratio": round(tested_seconds / plain_seconds, 1),
+        "permutations s": round(permutations, 2),
+        "floor s": round(floor, 2),
+        "x floor": round(permutations / floor, 1),
+        "selected": " ".join(map(str, tested.get_support(indices=True))),
+    }
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--permutations", type=int, default=999)
@@ -70,17 +86,14 @@ def main(argv=None):
     pairs = 10 * (n // 20) * 190
     floor = floor_seconds(args.permutations, pairs, 3 * len(tested.scales_), rng)
     rows.append(
-        {
-            "case": "HSIC, n = 20,000, d = 3, three classes",
-            "pairs": pairs,
-            "with alpha s": round(tested_seconds, 2),
-            "without s": round(plain_seconds, 2),
-            "ratio": round(tested_seconds / plain_seconds, 1),
-            "permutations s": round(tested_seconds - plain_seconds, 2),
-            "floor s": round(floor, 2),
-            "x floor": round((tested_seconds - plain_seconds) / floor, 1),
-            "selected": " ".join(map(str, tested.get_support(indices=True))),
-        }
+        row(
+            "HSIC, n = 20,000, d = 3, three classes",
+            pairs,
+            tested_seconds,
+            plain_seconds,
+            floor,
+            tested,
+        )
     )
     print(rows[-1], flush=True)
 
@@ -94,19 +107,7 @@ def main(argv=None):
     plain_seconds, _ = cpu(attribute_shift, P, Q, random_state=0)
     pairs = 10 * (100_000 // 20) * 190
     floor = floor_seconds(args.permutations, pairs, 20 * len(tested.scales_), rng)
-    rows.append(
-        {
-            "case": "MMD, 2 x 50,000 x 20",
-            "pairs": pairs,
-            "with alpha s": round(tested_seconds, 2),
-            "without s": round(plain_seconds, 2),
-            "ratio": round(tested_seconds / plain_seconds, 1),
-            "permutations s": round(tested_seconds - plain_seconds, 2),
-            "floor s": round(floor, 2),
-            "x floor": round((tested_seconds - plain_seconds) / floor, 1),
-            "selected": " ".join(map(str, tested.get_support(indices=True))),
-        }
-    )
+    rows.append(row("MMD, 2 x 50,000 x 20", pairs, tested_seconds, plain_seconds, floor, tested))
     print(rows[-1], flush=True)
     note = (
         f"`python -m benchmarks.scale.permutations --permutations {args.permutations}`; CPU "
