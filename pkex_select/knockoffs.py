@@ -60,6 +60,8 @@ _SHRINK_BELOW_SAMPLES_PER_FEATURE = 2
 # Coordinate descent of the entropy: sweeps at most, and the change in S that ends it.
 _MAX_SWEEPS = 100
 _SWEEP_TOL = 1e-10
+# A correlation matrix whose smallest eigenvalue is at most this is singular.
+_SINGULAR = 1e-10
 # S is scaled by this so that 2 Sigma - S keeps a margin from singularity.
 _MARGIN = 0.999
 
@@ -162,14 +164,14 @@ def maxent_blocks(correlation: ArrayLike, groups: ArrayLike | None = None) -> np
     n_features = sigma.shape[0]
     labels = group_labels(groups, n_features)
     members = [np.flatnonzero(labels == g) for g in range(labels.max() + 1)]
-    try:
-        np.linalg.cholesky(sigma)
-    except np.linalg.LinAlgError:
+    # A column that is a linear combination of others (up to rounding) has no knockoff but
+    # itself: S would vanish with it.
+    if np.linalg.eigvalsh(sigma).min() <= _SINGULAR:
         raise ValueError(
             "the features' correlation matrix is singular (a column is a linear combination "
-            "of others, or there are fewer samples than features): drop the redundant columns "
-            "or group them."
-        ) from None
+            "of others): knockoffs cannot imitate it without copying it; drop the redundant "
+            "columns."
+        )
     # Start inside: half the largest equal gamma that keeps 2 Sigma - gamma D definite.
     diagonal_blocks = _blocks(sigma, members, np.ones(len(members)))
     root = np.linalg.cholesky(diagonal_blocks)

@@ -89,6 +89,11 @@ def test_group_blocks_are_the_maximum_over_group_scales():
 def test_singular_correlation_is_refused():
     with pytest.raises(ValueError, match="singular"):
         maxent_blocks(np.ones((3, 3)))
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 6))
+    X[:, 5] = X[:, 0] + X[:, 1]  # singular only up to rounding
+    with pytest.raises(ValueError, match="drop the redundant columns"):
+        HSICShapleySelector(fdr=0.2).fit(X, X[:, 0] + rng.normal(size=200))
 
 
 def test_shrinks_only_with_few_samples_per_feature():
