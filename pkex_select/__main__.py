@@ -441,7 +441,8 @@ def rank(
     if value_function is not None:
         selector.set_params(value_function=value_function)
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", TargetTypeWarning)
+        # Our warnings become notes, under -W error too.
+        warnings.simplefilter("always", UserWarning)
         try:
             selector.fit(X, y)
         except ValueError as error:

@@ -101,7 +101,8 @@ def knockoff_correlation(X: ArrayLike) -> tuple[np.ndarray, bool]:
 
 
 def group_features(correlation: ArrayLike, threshold: float = GROUP_CORRELATION) -> np.ndarray:
-    """Group labels 0, 1, ...: features joined while their average |correlation| >= threshold.
+    """Group labels 0, 1, ...: features joined while their average absolute correlation is at
+    least ``threshold`` (average linkage).
 
     Examples
     --------

@@ -237,7 +237,7 @@ def ranking(
 def knockoffs(selector, *, draw=0, max_display=20, ax=None):
     """The knockoff statistics W of a selector fitted with ``fdr``, and its threshold.
 
-    One bar per feature (or group, named by its members), the ``max_display`` largest |W|;
+    One bar per feature (or group, named by its members), the ``max_display`` largest in magnitude;
     selected ones solid, the others hatched, and the draw's knockoff+ threshold T drawn at
     +T and -T: a feature y does not depend on given the others falls on either side of zero
     with equal chance, so the bars left of -T show how many false ones stand right of +T.
