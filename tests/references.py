@@ -12,7 +12,9 @@ Neither is imported by the package.
 """
 
 import numpy as np
+import sklearn
 from scipy.special import gammaln
+from sklearn.utils.fixes import parse_version
 
 
 def shapley_weights(n_features):
@@ -203,3 +205,13 @@ def interaction_reference(values, n_features, index):
     }[index]
     out[np.arange(d), np.arange(d)] = diagonal
     return out
+
+
+# scikit-learn 1.6's check_positive_only_tag_during_fit makes integer X for an estimator that
+# declares categorical input and then subtracts a float mean in place, which NumPy refuses;
+# 1.7 fixed the check.
+SKLEARN_CHECK_BUGS = (
+    {"check_positive_only_tag_during_fit": "scikit-learn 1.6's check fails on categorical tags"}
+    if parse_version(sklearn.__version__) < parse_version("1.7")
+    else {}
+)
