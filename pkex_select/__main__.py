@@ -2,7 +2,8 @@
 
 pkex-select                          # demo: the Wisconsin breast-cancer data
 pkex-select rank FILE.csv --target COL [--task auto|classification|regression]
-            [--k K | --alpha A] [--estimator auto|biased|unbiased|block] [--permutations N]
+            [--k K | --alpha A | --fdr Q] [--estimator auto|biased|unbiased|block]
+            [--permutations N]
             [--value-function auto|anova|baseline|observational] [--na-values LIST]
             [--plot out.png] [--json]
 """
