@@ -14,7 +14,6 @@ import pandas as pd
 from pandas.api.types import is_numeric_dtype
 from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils._set_output import _get_output_config
 from sklearn.utils.validation import check_is_fitted, check_memory, validate_data
@@ -318,12 +317,8 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         varying = np.flatnonzero(~self._constant_mask_)
         if varying.size == 0:
             raise ValueError("fdr needs at least one feature that varies; all are constant.")
-        X = X[:, varying]
-        correlation, self.knockoff_shrinkage_ = knockoffs.knockoff_correlation(X)
         groups = self.knockoff_groups
-        if isinstance(groups, str):
-            groups = knockoffs.group_features(correlation)
-        elif groups is not None:
+        if not isinstance(groups, str) and groups is not None:
             groups = np.asarray(groups)
             if groups.shape != (self.n_features_in_,):
                 raise ValueError(
@@ -331,12 +326,10 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
                     f"got shape {groups.shape}."
                 )
             groups = groups[varying]
-        labels = knockoffs.group_labels(groups, varying.size)
-        S = knockoffs.maxent_blocks(correlation, labels)
-        standardised = (X - X.mean(axis=0)) / X.std(axis=0)
-        draws = knockoffs.sample_knockoffs(
-            standardised, correlation, S, self.n_knockoffs, check_random_state(self.random_state)
-        )
+        design = knockoffs.knockoff_design(X[:, varying], groups)
+        self.knockoff_shrinkage_ = design.shrunk
+        labels, standardised = design.labels, design.standardised
+        draws = design.sample(self.n_knockoffs, self.random_state)
         game = resolve_value_function(
             self.value_function, False, 2 * varying.size, self._ranked_game
         )
@@ -361,11 +354,11 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         self.knockoff_value_function_ = game
         if not selected.any():
             needed = math.ceil(1 / self.fdr)
-            draws = "" if self.n_knockoffs == 1 else " (about twice as many over several draws)"
+            several = "" if self.n_knockoffs == 1 else " (about twice as many over several draws)"
             warnings.warn(
                 f"No feature selected at fdr={self.fdr}: knockoff+ selects only when at least "
                 f"{needed} features (or groups) have a statistic above its threshold and none "
-                f"below minus it{draws}"
+                f"below minus it{several}"
                 f", so with fewer relevant ones it selects nothing ({labels.max() + 1} groups "
                 "here). Use a larger fdr (0.2 or more), or ask another question: alpha "
                 "(every feature y is related to) or n_features_to_select.",

@@ -31,6 +31,7 @@ whatever the number of draws.
 from __future__ import annotations
 
 from numbers import Integral
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -47,6 +48,8 @@ __all__ = [
     "group_features",
     "group_labels",
     "knockoff_correlation",
+    "knockoff_design",
+    "KnockoffDesign",
     "knockoff_threshold",
     "maxent_blocks",
     "sample_knockoffs",
@@ -84,12 +87,21 @@ def knockoff_correlation(X: ArrayLike) -> tuple[np.ndarray, bool]:
     correlation : ndarray of shape (n_features, n_features)
     shrunk : bool
     """
+    return _correlation(_standardised(X))
+
+
+def _standardised(X):
+    """The columns of X centred and scaled to unit variance; constant ones refused."""
     X = np.asarray(X, dtype=np.float64)
-    n_samples, n_features = X.shape
     std = X.std(axis=0)
     if np.any(std == 0):
         raise ValueError("knockoffs need every feature to vary; drop the constant ones.")
-    Z = (X - X.mean(axis=0)) / std
+    return (X - X.mean(axis=0)) / std
+
+
+def _correlation(Z):
+    """:func:`knockoff_correlation` of standardised columns Z."""
+    n_samples, n_features = Z.shape
     if n_samples >= _SHRINK_BELOW_SAMPLES_PER_FEATURE * n_features:
         correlation, shrunk = Z.T @ Z / n_samples, False
     else:
@@ -98,6 +110,62 @@ def knockoff_correlation(X: ArrayLike) -> tuple[np.ndarray, bool]:
     correlation = correlation / np.outer(scale, scale)
     np.fill_diagonal(correlation, 1.0)
     return correlation, shrunk
+
+
+class KnockoffDesign(NamedTuple):
+    """What the knockoffs of a data set are drawn from: the result of
+    :func:`~pkex_select.knockoffs.knockoff_design`.
+
+    Attributes
+    ----------
+    standardised : ndarray of shape (n_samples, n_features)
+        The features, centred and scaled to unit variance.
+    correlation : ndarray of shape (n_features, n_features)
+        Sigma (:func:`~pkex_select.knockoffs.knockoff_correlation`).
+    shrunk : bool
+        Whether Sigma was shrunk.
+    labels : ndarray of shape (n_features,)
+        Each feature's group, 0, 1, ...
+    S : ndarray of shape (n_features, n_features)
+        The block-diagonal S (:func:`~pkex_select.knockoffs.maxent_blocks`).
+    """
+
+    standardised: np.ndarray
+    correlation: np.ndarray
+    shrunk: bool
+    labels: np.ndarray
+    S: np.ndarray
+
+    def sample(self, n_draws, random_state=None):
+        """``n_draws`` knockoffs, shape (n_draws, n_samples, n_features)."""
+        return sample_knockoffs(
+            self.standardised, self.correlation, self.S, n_draws, check_random_state(random_state)
+        )
+
+
+def knockoff_design(X: ArrayLike, groups: ArrayLike | str | None = None) -> KnockoffDesign:
+    """Standardise X, and find its correlation, groups and maximum-entropy S.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Numeric features, none constant.
+    groups : array-like of shape (n_features,), "auto" or None, default=None
+        Group labels, "auto" for :func:`group_features` of the correlation, or None for
+        single features.
+
+    Returns
+    -------
+    KnockoffDesign
+    """
+    standardised = _standardised(X)
+    correlation, shrunk = _correlation(standardised)
+    if isinstance(groups, str):
+        groups = group_features(correlation)
+    labels = group_labels(groups, standardised.shape[1])
+    return KnockoffDesign(
+        standardised, correlation, shrunk, labels, maxent_blocks(correlation, labels)
+    )
 
 
 def group_features(correlation: ArrayLike, threshold: float = GROUP_CORRELATION) -> np.ndarray:
@@ -256,13 +324,7 @@ def gaussian_knockoffs(
     >>> gaussian_knockoffs(X, random_state=0).shape
     (1, 500, 3)
     """
-    X = np.asarray(X, dtype=np.float64)
-    correlation, _ = knockoff_correlation(X)
-    if isinstance(groups, str):
-        groups = group_features(correlation)
-    S = maxent_blocks(correlation, groups)
-    Z = (X - X.mean(axis=0)) / X.std(axis=0)
-    return sample_knockoffs(Z, correlation, S, n_draws, check_random_state(random_state))
+    return knockoff_design(X, groups).sample(n_draws, random_state)
 
 
 def sample_knockoffs(Z, correlation, S, n_draws, rng):
