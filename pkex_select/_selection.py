@@ -69,6 +69,11 @@ _EXACT_WORK = 4e7
 _MIN_REPETITIONS = 10
 
 
+def _pairs_per_partition(n_samples, block_size):
+    """The pairs one partition into blocks of ``block_size`` draws (the remainder left out)."""
+    return (n_samples // block_size) * block_size * (block_size - 1) / 2
+
+
 def resolve_repetitions(n_repetitions, n_samples, n_features, block_size, tested=False):
     """The partitions that ``n_repetitions="auto"`` stands for; an int unchanged.
 
@@ -80,7 +85,7 @@ def resolve_repetitions(n_repetitions, n_samples, n_features, block_size, tested
         return n_repetitions
     if tested:
         return _MIN_REPETITIONS
-    per_repetition = (n_samples // block_size) * block_size * (block_size - 1) / 2
+    per_repetition = _pairs_per_partition(n_samples, block_size)
     if per_repetition == 0:
         return _MIN_REPETITIONS
     budget = _EXACT_WORK / max(n_features, 1) / per_repetition
@@ -100,7 +105,7 @@ def resolve_estimator(estimator, n_samples, n_features, block_size, n_repetition
     # Blocks holding a quarter of all pairs or more would save little (with "auto", even
     # the fewest partitions; past the switch it draws more, to keep the cost).
     fewest = _MIN_REPETITIONS if isinstance(n_repetitions, str) else n_repetitions
-    block_pairs = fewest * (n_samples // block_size) * block_size * (block_size - 1) / 2
+    block_pairs = fewest * _pairs_per_partition(n_samples, block_size)
     return "biased" if block_pairs * 4 > exact_pairs else "block"
 
 
