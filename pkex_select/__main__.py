@@ -449,7 +449,7 @@ def rank(
         except ValueError as error:
             raise UsageError(_in_flags(str(error))) from None
 
-    for warning in caught:  # the CLI's own words for the target's type; the others as they are
+    for warning in caught:  # the target's type in the CLI's own words; the others in its flags
         if not issubclass(warning.category, TargetTypeWarning):
             _note(_in_flags(str(warning.message)))
     if any(issubclass(w.category, TargetTypeWarning) for w in caught):
