@@ -9,7 +9,7 @@ gives the kernel factors ``k_j(X[a, j], X[b, j])`` of any chunk of pairs.
 
 import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -28,6 +28,7 @@ __all__ = [
     "non_numeric_message",
     "prepare_features",
     "resolve_scales",
+    "with_bandwidths",
 ]
 
 
@@ -137,18 +138,22 @@ def prepare_features(
     if numeric.any():
         column_bandwidths[numeric] = bandwidths(columns[:, numeric], bandwidth)
     resolved = resolve_scales(scales, int(numeric.sum()))
+    prepared = PreparedFeatures(columns, kernels, None, resolved, None, constant, categorical)
+    return with_bandwidths(prepared, column_bandwidths)
+
+
+def with_bandwidths(features, column_bandwidths):
+    """``features`` with other bandwidths (the delta kernel's stay 1), at its scales."""
     gammas = tuple(
         np.array(
             [
                 gamma_from_bandwidth(k, s if k == "delta" else s * scale)
-                for k, s in zip(kernels, column_bandwidths)
+                for k, s in zip(features.kernels, column_bandwidths)
             ]
         )
-        for scale in resolved
+        for scale in features.scales
     )
-    return PreparedFeatures(
-        columns, kernels, column_bandwidths, resolved, gammas, constant, categorical
-    )
+    return replace(features, bandwidths=np.asarray(column_bandwidths), gammas=gammas)
 
 
 # A delta-kernel column whose values are shared by fewer than this share of its pairs is

@@ -19,7 +19,8 @@ from sklearn.utils._set_output import _get_output_config
 from sklearn.utils.validation import check_is_fitted, check_memory, validate_data
 
 from . import _pairgame, knockoffs
-from ._features import non_numeric_message, prepare_features
+from ._bandwidth_cv import cv_bandwidths, cv_rows
+from ._features import non_numeric_message, prepare_features, with_bandwidths
 from ._interactions import INDICES
 from ._pvalues import CORRECTIONS, permutations_needed, smallest_adjusted_pvalue
 from ._scheduling import progress_printer
@@ -171,7 +172,10 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         ],
         "threshold": [Interval(Real, None, None, closed="both"), None],
         "kernel": [StrOptions({"rbf", "laplacian", "cauchy"})],
-        "bandwidth": [StrOptions(set(BANDWIDTH_RULES)), Interval(Real, 0, None, closed="neither")],
+        "bandwidth": [
+            StrOptions({"cv", *BANDWIDTH_RULES}),
+            Interval(Real, 0, None, closed="neither"),
+        ],
         "categorical_features": ["array-like", StrOptions({"from_dtype"}), None],
         "n_permutations": [Interval(Integral, 0, None, closed="left"), None],
         "correction": [StrOptions(set(CORRECTIONS))],
@@ -200,6 +204,11 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
     def _target(self, y, y_given):
         """The statistic's target from y validated by scikit-learn (``y_given``: as passed,
         where a pandas dtype may tell labels apart)."""
+        raise NotImplementedError
+
+    def _target_columns(self, target, rows):
+        """The target on ``rows`` as numbers to predict (class labels one-hot encoded), for
+        ``bandwidth="cv"``."""
         raise NotImplementedError
 
     def _store_statistic(self, attribution, target):
@@ -240,10 +249,20 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             X,
             self._categorical_mask_,
             kernel=self.kernel,
-            bandwidth=self.bandwidth,
+            bandwidth="median" if self.bandwidth == "cv" else self.bandwidth,
             scales=resolve_selection_scales(self.scales, self.value_function, self.value_function_),
             column_names=getattr(self, "feature_names_in_", None),
         )
+        if self.bandwidth == "cv":
+            rows = cv_rows(*X.shape, self.random_state)
+            bandwidths = memory.cache(cv_bandwidths)(
+                features.data[rows],
+                features.kernels,
+                features.bandwidths,
+                features.gammas[0],
+                self._target_columns(target, rows),
+            )
+            features = with_bandwidths(features, bandwidths)
         n_permutations = self._permutation_count(int((~features.constant).sum()))
         attribute = memory.cache(_pairgame.attribute, ignore=["n_jobs", "progress"])
         attribution = attribute(
@@ -379,6 +398,15 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
                 "needs) or set it, for example to 999."
             )
         rules = [name for name in ("threshold", "alpha", "fdr") if getattr(self, name) is not None]
+        if self.bandwidth == "cv" and (
+            self.alpha is not None or self.n_permutations or self.fdr is not None
+        ):
+            raise ValueError(
+                "bandwidth='cv' chooses the bandwidths with y, so permutation tests "
+                "(alpha, n_permutations) and knockoffs (fdr) would have to choose them again "
+                "on every permuted or knockoff copy; they are not valid with it. Use "
+                "bandwidth='median' with them."
+            )
         if len(rules) > 1:
             raise ValueError(f"Set one of threshold, alpha and fdr, not {' and '.join(rules)}.")
 

@@ -177,9 +177,10 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         as in :class:`HSICShapleySelector` (``n_repetitions_`` holds the count used).
     kernel : {"rbf", "laplacian", "cauchy"}, default="rbf"
         Kernel factor of the numeric features.
-    bandwidth : {"median", "scott", "silverman", "std"} or float, default="median"
+    bandwidth : {"median", "cv", "scott", "silverman", "std"} or float, default="median"
         Bandwidth rule, applied per feature to the pooled sample after standardising each
-        feature to zero mean and unit variance over the pooled sample.
+        feature to zero mean and unit variance over the pooled sample. "cv" as in
+        :class:`HSICShapleySelector`, predicting the sample labels.
     scales : "auto" or list of float, default="auto"
         Bandwidth scales: the statistic is attributed with the numeric bandwidths times
         each scale, and the games are added up, each divided by the standard deviation of
@@ -401,6 +402,10 @@ class MMDShapleyAttributor(ShapleySelectorBase):
 
     def _target(self, y, y_given):
         return MMD.target(y)
+
+    def _target_columns(self, target, rows):
+        codes = target.codes[rows]
+        return np.equal.outer(codes, np.unique(codes)).astype(np.float64)
 
     def _store_statistic(self, attribution, target):
         self.mmd_ = attribution.statistic
