@@ -19,7 +19,7 @@ from sklearn.utils._set_output import _get_output_config
 from sklearn.utils.validation import check_is_fitted, check_memory, validate_data
 
 from . import _pairgame, knockoffs
-from ._bandwidth_cv import cv_bandwidths, cv_rows
+from ._bandwidth_alignment import aligned_bandwidths, alignment_rows
 from ._features import non_numeric_message, prepare_features, with_bandwidths
 from ._interactions import INDICES
 from ._pvalues import CORRECTIONS, permutations_needed, smallest_adjusted_pvalue
@@ -29,6 +29,7 @@ from ._validation import check_no_missing, dates_as_days, from_arrow
 from .kernels import BANDWIDTH_RULES
 
 __all__ = [
+    "resolve_bandwidth",
     "resolve_estimator",
     "resolve_repetitions",
     "resolve_selection_scales",
@@ -147,6 +148,19 @@ def resolve_selection_scales(scales, value_function, resolved):
     return scales
 
 
+def resolve_bandwidth(bandwidth, value_function, resolved):
+    """The bandwidth rule that ``bandwidth="auto"`` stands for: "alignment" where
+    ``value_function="auto"`` resolved to the paper's game (ranking k features without
+    tests), the median heuristic elsewhere.
+
+    Alignment chooses the bandwidths with y, which a permutation test would have to repeat
+    on every permutation, so the tests and the knockoffs keep the median heuristic.
+    """
+    if bandwidth != "auto":
+        return bandwidth
+    return "alignment" if value_function == "auto" and resolved == "baseline" else "median"
+
+
 def _column_names(estimator, mask):
     """The names (or indices) of the columns in ``mask``, for messages."""
     names = getattr(estimator, "feature_names_in_", None)
@@ -173,7 +187,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         "threshold": [Interval(Real, None, None, closed="both"), None],
         "kernel": [StrOptions({"rbf", "laplacian", "cauchy"})],
         "bandwidth": [
-            StrOptions({"cv", *BANDWIDTH_RULES}),
+            StrOptions({"auto", "alignment", *BANDWIDTH_RULES}),
             Interval(Real, 0, None, closed="neither"),
         ],
         "categorical_features": ["array-like", StrOptions({"from_dtype"}), None],
@@ -206,9 +220,8 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         where a pandas dtype may tell labels apart)."""
         raise NotImplementedError
 
-    def _target_columns(self, target, rows):
-        """The target on ``rows`` as numbers to predict (class labels one-hot encoded), for
-        ``bandwidth="cv"``."""
+    def _target_gram(self, target, rows):
+        """The target's Gram matrix among ``rows``, for ``bandwidth="alignment"``."""
         raise NotImplementedError
 
     def _store_statistic(self, attribution, target):
@@ -243,24 +256,27 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         self.value_function_ = resolve_value_function(
             self.value_function, tested, X.shape[1], self._ranked_game
         )
+        self.bandwidth_ = resolve_bandwidth(
+            self.bandwidth, self.value_function, self.value_function_
+        )
         # What is costly is cached (with memory set); the key leaves out what only selects.
         memory = check_memory(self.memory)
         features = memory.cache(prepare_features)(
             X,
             self._categorical_mask_,
             kernel=self.kernel,
-            bandwidth="median" if self.bandwidth == "cv" else self.bandwidth,
+            bandwidth="median" if self.bandwidth_ == "alignment" else self.bandwidth_,
             scales=resolve_selection_scales(self.scales, self.value_function, self.value_function_),
             column_names=getattr(self, "feature_names_in_", None),
         )
-        if self.bandwidth == "cv":
-            rows = cv_rows(*X.shape, self.random_state)
-            bandwidths = memory.cache(cv_bandwidths)(
+        if self.bandwidth_ == "alignment":
+            rows = alignment_rows(*X.shape, self.random_state)
+            bandwidths = memory.cache(aligned_bandwidths)(
                 features.data[rows],
                 features.kernels,
                 features.bandwidths,
                 features.gammas[0],
-                self._target_columns(target, rows),
+                self._target_gram(target, rows),
             )
             features = with_bandwidths(features, bandwidths)
         n_permutations = self._permutation_count(int((~features.constant).sum()))
@@ -311,7 +327,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             columns,
             np.zeros(columns.shape[1], dtype=bool),
             kernel=self.kernel,
-            bandwidth=self.bandwidth,
+            bandwidth=resolve_bandwidth(self.bandwidth, None, None),
             scales=resolve_selection_scales(self.scales, self.value_function, game),
         )
         values = attribute(
@@ -398,14 +414,14 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
                 "needs) or set it, for example to 999."
             )
         rules = [name for name in ("threshold", "alpha", "fdr") if getattr(self, name) is not None]
-        if self.bandwidth == "cv" and (
+        if self.bandwidth == "alignment" and (
             self.alpha is not None or self.n_permutations or self.fdr is not None
         ):
             raise ValueError(
-                "bandwidth='cv' chooses the bandwidths with y, so permutation tests "
+                "bandwidth='alignment' chooses the bandwidths with y, so permutation tests "
                 "(alpha, n_permutations) and knockoffs (fdr) would have to choose them again "
-                "on every permuted or knockoff copy; they are not valid with it. Use "
-                "bandwidth='median' with them."
+                "on every permuted or knockoff copy; they are not valid with it. Leave "
+                "bandwidth='auto' (the median heuristic when testing) or use 'median'."
             )
         if len(rules) > 1:
             raise ValueError(f"Set one of threshold, alpha and fdr, not {' and '.join(rules)}.")

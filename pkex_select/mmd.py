@@ -177,10 +177,12 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         as in :class:`HSICShapleySelector` (``n_repetitions_`` holds the count used).
     kernel : {"rbf", "laplacian", "cauchy"}, default="rbf"
         Kernel factor of the numeric features.
-    bandwidth : {"median", "cv", "scott", "silverman", "std"} or float, default="median"
+    bandwidth : {"median", "alignment", "auto", "scott", "silverman", "std"} or float, \
+            default="median"
         Bandwidth rule, applied per feature to the pooled sample after standardising each
-        feature to zero mean and unit variance over the pooled sample. "cv" as in
-        :class:`HSICShapleySelector`, predicting the sample labels.
+        feature to zero mean and unit variance over the pooled sample. "alignment" as in
+        :class:`HSICShapleySelector`, aligned with the sample labels; "auto" is "median"
+        here, where ``value_function="auto"`` is the ANOVA game.
     scales : "auto" or list of float, default="auto"
         Bandwidth scales: the statistic is attributed with the numeric bandwidths times
         each scale, and the games are added up, each divided by the standard deviation of
@@ -310,7 +312,7 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         ``n_permutations > 0``); their row sums are the MMD^2 null distribution.
     classes_ : ndarray
         The sample labels.
-    bandwidths_, gammas_, kernels_ : as in :class:`HSICShapleySelector`
+    bandwidth_, bandwidths_, gammas_, kernels_ : as in :class:`HSICShapleySelector`
     knockoff_statistics_, knockoff_thresholds_, e_values_, knockoff_groups_, \
             selected_groups_, knockoff_value_function_, knockoff_shrinkage_
         With ``fdr`` only: as in :class:`HSICShapleySelector`.
@@ -403,9 +405,9 @@ class MMDShapleyAttributor(ShapleySelectorBase):
     def _target(self, y, y_given):
         return MMD.target(y)
 
-    def _target_columns(self, target, rows):
+    def _target_gram(self, target, rows):
         codes = target.codes[rows]
-        return np.equal.outer(codes, np.unique(codes)).astype(np.float64)
+        return np.equal.outer(codes, codes).astype(np.float64)
 
     def _store_statistic(self, attribution, target):
         self.mmd_ = attribution.statistic

@@ -78,7 +78,12 @@ def mrmr(X, y, task, k):
 def select(method, X, y, task, k, seed):
     """Indices of the k features ``method`` selects on standardised (X, y)."""
     if method in PKEX:
-        selector = HSICShapleySelector(n_features_to_select=k, random_state=seed, **PKEX[method])
+        # The codes of many classes would pass for a continuous target: say what they are, as
+        # a user who knows the task does (the peers are told too).
+        kernel = "delta" if task == "classification" else "auto"
+        selector = HSICShapleySelector(
+            n_features_to_select=k, random_state=seed, target_kernel=kernel, **PKEX[method]
+        )
         return np.sort(selector.fit(X, y).get_support(indices=True))
     if method == "mrmr":
         return mrmr(X, y, task, k)

@@ -1,0 +1,148 @@
+"""bandwidth="alignment": per-feature bandwidths that align the product kernel with y's."""
+
+import numpy as np
+import pytest
+from scipy.optimize import approx_fprime
+
+from pkex_select import HSICShapleySelector, MMDShapleyAttributor
+from pkex_select import _bandwidth_alignment as alignment
+from pkex_select.kernels import factor_of_difference, gamma_from_bandwidth
+
+rng = np.random.default_rng(3)
+KERNELS = ["rbf", "laplacian", "cauchy", "rbf", "delta"]
+
+
+def _data(n=60):
+    X = rng.standard_normal((n, 5))
+    X[:, 4] = rng.integers(0, 3, n)
+    y = np.sin(X[:, 0]) + X[:, 1] ** 2 + 0.1 * rng.standard_normal(n)
+    return X, np.exp(-(np.subtract.outer(y, y) ** 2))
+
+
+def _loss(monkeypatch, X, target_gram, gammas):
+    """The objective cv_bandwidths hands to the optimiser."""
+    captured = {}
+
+    def capture(function, start, **options):
+        captured["function"], captured["start"] = function, start
+        return type("Result", (), {"x": start})
+
+    monkeypatch.setattr(alignment, "minimize", capture)
+    alignment.aligned_bandwidths(X, KERNELS, np.ones(5), gammas, target_gram)
+    return captured["function"], captured["start"]
+
+
+def _direct_loss(X, target_gram, log_gammas):
+    """-log of the centred alignment, from dense Gram matrices."""
+    K = np.ones((X.shape[0], X.shape[0]))
+    for j, kernel in enumerate(KERNELS):
+        gamma = np.exp(log_gammas[j]) if kernel != "delta" else 1.0
+        K *= factor_of_difference(X[:, None, j] - X[None, :, j], kernel, gamma)
+    H = np.eye(X.shape[0]) - 1.0 / X.shape[0]
+    centred, centred_target = H @ K @ H, H @ target_gram @ H
+    return -np.log(np.sum(centred * centred_target) / np.linalg.norm(centred))
+
+
+def test_the_loss_is_minus_the_log_alignment_plus_the_narrowness_penalty(monkeypatch):
+    X, target_gram = _data()
+    gammas = np.array([0.5, 1.0, 0.7, 0.5, 1.0])
+    loss, start = _loss(monkeypatch, X, target_gram, gammas)
+    point = start + rng.normal(scale=0.3, size=start.size)
+    penalty = sum(
+        alignment._PENALTY
+        * np.exp(point[j])
+        * np.mean(
+            alignment._distances(X[:, None, j] - X[None, :, j], KERNELS[j])[
+                np.triu_indices(X.shape[0], 1)
+            ]
+        )
+        for j in range(4)
+    )
+    expected = _direct_loss(X, target_gram, np.r_[point, 0.0]) + penalty
+    np.testing.assert_allclose(loss(point)[0], expected, rtol=1e-12)
+
+
+def test_the_gradient_matches_finite_differences(monkeypatch):
+    X, target_gram = _data()
+    loss, start = _loss(monkeypatch, X, target_gram, np.array([0.5, 1.0, 0.7, 0.5, 1.0]))
+    for _ in range(3):
+        point = start + rng.normal(scale=0.5, size=start.size)
+        numeric = approx_fprime(point, lambda p: loss(p)[0], 1e-7)
+        np.testing.assert_allclose(loss(point)[1], numeric, rtol=1e-4, atol=1e-8)
+
+
+def test_irrelevant_features_are_widened():
+    n = 300
+    X = rng.standard_normal((n, 6))
+    y = X[:, 0] + np.tanh(2 * X[:, 1]) + 0.2 * rng.standard_normal(n)
+    fitted = HSICShapleySelector(2, random_state=0).fit(X, y)
+    assert fitted.bandwidth_ == "alignment"
+    median = HSICShapleySelector(2, bandwidth="median").fit(X, y).bandwidths_
+    ratio = fitted.bandwidths_ / median
+    assert np.all(ratio[2:] > 5 * ratio[:2].max())
+    assert set(fitted.get_support(indices=True)) == {0, 1}
+    np.testing.assert_allclose(
+        fitted.gammas_, gamma_from_bandwidth("rbf", fitted.bandwidths_), rtol=1e-15
+    )
+
+
+def test_more_rows_than_the_subsample_are_drawn_by_random_state():
+    X = rng.standard_normal((700, 3))
+    y = X[:, 0] + 0.1 * rng.standard_normal(700)
+    first = HSICShapleySelector(1, bandwidth="alignment", random_state=1).fit(X, y).bandwidths_
+    again = HSICShapleySelector(1, bandwidth="alignment", random_state=1).fit(X, y).bandwidths_
+    other = HSICShapleySelector(1, bandwidth="alignment", random_state=2).fit(X, y).bandwidths_
+    np.testing.assert_array_equal(first, again)
+    assert not np.array_equal(first, other)
+    assert alignment.alignment_rows(700, 3, 0).size == 600
+    assert alignment.alignment_rows(10_000, 100, 0).size < 600  # the pair budget
+
+
+def test_categorical_and_constant_columns_keep_their_bandwidth():
+    n = 200
+    X = np.column_stack([rng.standard_normal(n), np.ones(n), rng.integers(0, 3, n)])
+    y = X[:, 0] + X[:, 2] + 0.1 * rng.standard_normal(n)
+    fitted = HSICShapleySelector(
+        2, bandwidth="alignment", categorical_features=[2], scales=[1], random_state=0
+    ).fit(X, y)
+    assert fitted.bandwidths_[1] == 1.0 and fitted.bandwidths_[2] == 1.0
+    assert fitted.shapley_values_[1] == 0.0
+    assert set(fitted.get_support(indices=True)) == {0, 2}
+
+
+def test_class_labels_and_the_attributor():
+    n = 200
+    X = rng.standard_normal((n, 4))
+    labels = np.where(X[:, 1] > 0, "yes", "no")
+    selector = HSICShapleySelector(1, bandwidth="alignment", random_state=0).fit(X, labels)
+    assert selector.get_support(indices=True).tolist() == [1]
+    samples = np.repeat([0, 1], n // 2)
+    shifted = X + samples[:, None] * np.r_[0, 0, 1.5, 0]
+    attributor = MMDShapleyAttributor(1, bandwidth="alignment", random_state=0).fit(
+        shifted, samples
+    )
+    assert attributor.get_support(indices=True).tolist() == [2]
+
+
+@pytest.mark.parametrize("options", [{"alpha": 0.05}, {"n_permutations": 19}, {"fdr": 0.2}])
+def test_tests_and_knockoffs_refuse_bandwidths_chosen_with_y(options):
+    X = rng.standard_normal((50, 3))
+    with pytest.raises(ValueError, match="bandwidth='alignment' chooses the bandwidths with y"):
+        HSICShapleySelector(bandwidth="alignment", **options).fit(X, X[:, 0])
+
+
+def test_auto_aligns_only_where_the_papers_game_ranks_without_tests():
+    X = rng.standard_normal((80, 4))
+    y = X[:, 0] + 0.1 * rng.standard_normal(80)
+    assert HSICShapleySelector(2).fit(X, y).bandwidth_ == "alignment"
+    assert HSICShapleySelector(threshold=0.0).fit(X, y).bandwidth_ == "alignment"
+    for options in (
+        {"alpha": 0.05, "random_state": 0},
+        {"n_permutations": 19, "random_state": 0},
+        {"value_function": "baseline"},
+        {"value_function": "anova"},
+        {"bandwidth": "median"},
+    ):
+        assert HSICShapleySelector(**options).fit(X, y).bandwidth_ == "median", options
+    samples = np.repeat([0, 1], 40)
+    assert MMDShapleyAttributor(bandwidth="auto").fit(X, samples).bandwidth_ == "median"
