@@ -563,13 +563,6 @@ def _print_table(rows, selector, title, out):
             file=out,
         )
     print(_READING[selector.value_function_], file=out)
-    if selector.bandwidth_ == "alignment":
-        print(
-            "Bandwidths: aligned with y (each column's width chosen with the others so that "
-            "their product kernel\nmatches y's; a column y does not depend on is widened "
-            "until it barely counts).",
-            file=out,
-        )
     if "pvalues_" in vars(selector):
         print(
             "A small p-value says y depends on the feature (alone or with others); a copy of "
@@ -735,7 +728,6 @@ def _main(argv):
                 "estimator": selector.estimator_,
                 "selection": _selection_rule(selector)[0],
                 "game": selector.value_function_,
-                "bandwidth": selector.bandwidth_,
                 "features": rows,
             }
             if hasattr(selector, "pvalue_"):

@@ -34,9 +34,9 @@ _MAX_ROWS = 600
 _PENALTY = 0.005
 # A bandwidth s enters gamma as s^-power.
 _POWER = {"rbf": 2.0, "cauchy": 2.0, "laplacian": 1.0}
-# log gamma moves at most this far below (wider) or above (narrower) the median heuristic's:
-# e^-12 makes a factor 1 to 5 digits on standardised data, e^5 nearly a delta kernel.
-_WIDER, _NARROWER = 12.0, 5.0
+# log gamma moves at most this far below (wider) or above (narrower) its start: e^-10 makes
+# a factor 1 to 4 digits on a typical pair, e^7 nearly a delta kernel.
+_WIDER, _NARROWER = 10.0, 7.0
 
 
 def alignment_rows(n_samples, n_features, random_state=None):
@@ -65,9 +65,8 @@ def aligned_bandwidths(data, kernels, bandwidths, gammas, target_gram):
     kernels : sequence of str
         Each column's kernel; "delta" columns keep their factor (they have no width).
     bandwidths, gammas : ndarray of shape (n_features,)
-        The median heuristic's bandwidths and their kernel parameters, which set the start
-        (divided by the number of widths: a joint kernel about as wide as the joint median
-        heuristic) and the bounds.
+        The median heuristic's bandwidths and their kernel parameters (those of the columns
+        without a width are returned as given).
     target_gram : ndarray of shape (n_rows, n_rows)
         The target's Gram matrix on those rows.
 
@@ -99,7 +98,10 @@ def aligned_bandwidths(data, kernels, bandwidths, gammas, target_gram):
     exponential_distances = np.asfortranarray(distances[:, ~cauchy])
     cauchy_distances = distances[:, cauchy]
     mean_distances = distances.mean(axis=0)
-    start = np.log(np.asarray(gammas, dtype=np.float64)[widths])
+    median_gammas = np.log(np.asarray(gammas, dtype=np.float64)[widths])
+    # Every factor starts at a mean exponent of 2 / d over the pairs, so the joint kernel is
+    # e^-2 on a typical pair: wide enough that what each feature adds to the alignment shows.
+    start = np.log(2.0 / (widths.size * mean_distances))
 
     def negative_penalised_log_alignment(log_gammas):
         gammas = np.exp(log_gammas)
@@ -132,12 +134,12 @@ def aligned_bandwidths(data, kernels, bandwidths, gammas, target_gram):
 
     result = minimize(
         negative_penalised_log_alignment,
-        start - np.log(widths.size),
+        start,
         jac=True,
         method="L-BFGS-B",
         bounds=list(zip(start - _WIDER, start + _NARROWER)),
         options={"maxiter": 100},
     )
     powers = np.array([_POWER[kernels[j]] for j in widths])
-    aligned[widths] *= np.exp((start - result.x) / powers)
+    aligned[widths] *= np.exp((median_gammas - result.x) / powers)
     return aligned

@@ -29,7 +29,6 @@ from ._validation import check_no_missing, dates_as_days, from_arrow
 from .kernels import BANDWIDTH_RULES
 
 __all__ = [
-    "resolve_bandwidth",
     "resolve_estimator",
     "resolve_repetitions",
     "resolve_selection_scales",
@@ -148,19 +147,6 @@ def resolve_selection_scales(scales, value_function, resolved):
     return scales
 
 
-def resolve_bandwidth(bandwidth, value_function, resolved):
-    """The bandwidth rule that ``bandwidth="auto"`` stands for: "alignment" where
-    ``value_function="auto"`` resolved to the paper's game (ranking k features without
-    tests), the median heuristic elsewhere.
-
-    Alignment chooses the bandwidths with y, which a permutation test would have to repeat
-    on every permutation, so the tests and the knockoffs keep the median heuristic.
-    """
-    if bandwidth != "auto":
-        return bandwidth
-    return "alignment" if value_function == "auto" and resolved == "baseline" else "median"
-
-
 def _column_names(estimator, mask):
     """The names (or indices) of the columns in ``mask``, for messages."""
     names = getattr(estimator, "feature_names_in_", None)
@@ -187,7 +173,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         "threshold": [Interval(Real, None, None, closed="both"), None],
         "kernel": [StrOptions({"rbf", "laplacian", "cauchy"})],
         "bandwidth": [
-            StrOptions({"auto", "alignment", *BANDWIDTH_RULES}),
+            StrOptions({"alignment", *BANDWIDTH_RULES}),
             Interval(Real, 0, None, closed="neither"),
         ],
         "categorical_features": ["array-like", StrOptions({"from_dtype"}), None],
@@ -256,20 +242,17 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         self.value_function_ = resolve_value_function(
             self.value_function, tested, X.shape[1], self._ranked_game
         )
-        self.bandwidth_ = resolve_bandwidth(
-            self.bandwidth, self.value_function, self.value_function_
-        )
         # What is costly is cached (with memory set); the key leaves out what only selects.
         memory = check_memory(self.memory)
         features = memory.cache(prepare_features)(
             X,
             self._categorical_mask_,
             kernel=self.kernel,
-            bandwidth="median" if self.bandwidth_ == "alignment" else self.bandwidth_,
+            bandwidth="median" if self.bandwidth == "alignment" else self.bandwidth,
             scales=resolve_selection_scales(self.scales, self.value_function, self.value_function_),
             column_names=getattr(self, "feature_names_in_", None),
         )
-        if self.bandwidth_ == "alignment":
+        if self.bandwidth == "alignment":
             rows = alignment_rows(*X.shape, self.random_state)
             bandwidths = memory.cache(aligned_bandwidths)(
                 features.data[rows],
@@ -327,7 +310,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             columns,
             np.zeros(columns.shape[1], dtype=bool),
             kernel=self.kernel,
-            bandwidth=resolve_bandwidth(self.bandwidth, None, None),
+            bandwidth=self.bandwidth,
             scales=resolve_selection_scales(self.scales, self.value_function, game),
         )
         values = attribute(
@@ -420,8 +403,8 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             raise ValueError(
                 "bandwidth='alignment' chooses the bandwidths with y, so permutation tests "
                 "(alpha, n_permutations) and knockoffs (fdr) would have to choose them again "
-                "on every permuted or knockoff copy; they are not valid with it. Leave "
-                "bandwidth='auto' (the median heuristic when testing) or use 'median'."
+                "on every permuted or knockoff copy; they are not valid with it. Use "
+                "bandwidth='median' (the default) with them."
             )
         if len(rules) > 1:
             raise ValueError(f"Set one of threshold, alpha and fdr, not {' and '.join(rules)}.")

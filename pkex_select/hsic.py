@@ -181,21 +181,20 @@ class HSICShapleySelector(ShapleySelectorBase):
         correlated above 0.99, the same five relevant features of friedman1 on top).
     kernel : {"rbf", "laplacian", "cauchy"}, default="rbf"
         Kernel factor of the numeric features.
-    bandwidth : {"auto", "alignment", "median", "scott", "silverman", "std"} or float, \
-            default="auto"
+    bandwidth : {"median", "alignment", "scott", "silverman", "std"} or float, \
+            default="median"
         Bandwidth rule for the numeric features, applied after standardising each of them to
-        zero mean and unit variance (so rankings do not follow the features' units).
-        "median", the median heuristic, takes the median distance between samples, per
-        feature. "alignment" chooses the bandwidths together, with y: those that maximise
-        the centred alignment of the product kernel with the target's kernel on up to 600
-        rows, less a small penalty on the joint kernel's narrowness. A feature y does not
-        depend on is widened until it barely counts, and the bias of the median heuristic
-        in the paper's game against continuous features goes. "auto" is "alignment" where
-        ``value_function="auto"`` ranks by the paper's game (k features, no tests; see the
-        selection guide for what it was measured against) and "median" elsewhere: tests and
-        knockoffs need bandwidths chosen without y, so ``bandwidth="alignment"`` with
-        ``alpha``, ``n_permutations`` or ``fdr`` is an error. ``bandwidth_`` holds the rule
-        used.
+        zero mean and unit variance (so rankings do not follow the features' units). The
+        median heuristic takes the median distance between samples, per feature.
+        "alignment" chooses the bandwidths together, with y: those that maximise the
+        centred alignment of the product kernel with the target's kernel on up to 600 rows,
+        less a small penalty on the joint kernel's narrowness. A feature y does not depend
+        on is widened until it barely counts, which removes the median heuristic's bias in
+        the paper's game against continuous features; a feature whose effect is not
+        monotone (x^2, sin 3x) can be widened away too. Use it with ``scales=[1]`` to rank
+        a few features (the selection guide has its measurements). Tests and knockoffs
+        need bandwidths chosen without y: ``bandwidth="alignment"`` with ``alpha``,
+        ``n_permutations`` or ``fdr`` is an error.
     scales : "auto" or list of float, default="auto"
         Bandwidth scales: the statistic is attributed with the numeric bandwidths times
         each scale, and the games are added up, each divided by the standard deviation of
@@ -294,8 +293,8 @@ class HSICShapleySelector(ShapleySelectorBase):
         the published PKeX-Shapley game: adding a feature narrows the joint kernel, so a
         feature that adds little beyond the others (a near-copy of a selected one, a weak
         one beside a dominant one) gets a small or negative value, which is what a model
-        choosing k features wants (``python -m benchmarks.selection``: it ranked ahead of
-        the ANOVA game on 19 real data sets of 8 to 64 features). Beyond 100 features, and
+        choosing k features wants (the selection guide has the measurements). Beyond 100
+        features, and
         with permutation tests (``alpha`` or ``n_permutations``), it uses "anova" (beyond
         100 features the paper's game needs about d/2 quadrature nodes per pair, 12 s at
         n = 100, d = 2000, where the ANOVA game's factors stay near 1 and take 0.7 s;
@@ -424,8 +423,6 @@ class HSICShapleySelector(ShapleySelectorBase):
     knockoff_shrinkage_ : bool
         Whether the correlation behind the knockoffs was shrunk (Ledoit-Wolf; with fewer
         than 2 samples per feature).
-    bandwidth_ : str or float
-        The bandwidth rule used ("auto" resolved).
     bandwidths_ : ndarray of shape (`n_features_in_`,)
         Bandwidths used, in units of each feature's standard deviation.
     gammas_ : ndarray of shape (`n_features_in_`,)
@@ -477,7 +474,7 @@ class HSICShapleySelector(ShapleySelectorBase):
         threshold=None,
         estimator="auto",
         kernel="rbf",
-        bandwidth="auto",
+        bandwidth="median",
         scales="auto",
         categorical_features="from_dtype",
         target_kernel="auto",

@@ -177,12 +177,11 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         as in :class:`HSICShapleySelector` (``n_repetitions_`` holds the count used).
     kernel : {"rbf", "laplacian", "cauchy"}, default="rbf"
         Kernel factor of the numeric features.
-    bandwidth : {"median", "alignment", "auto", "scott", "silverman", "std"} or float, \
+    bandwidth : {"median", "alignment", "scott", "silverman", "std"} or float, \
             default="median"
         Bandwidth rule, applied per feature to the pooled sample after standardising each
         feature to zero mean and unit variance over the pooled sample. "alignment" as in
-        :class:`HSICShapleySelector`, aligned with the sample labels; "auto" is "median"
-        here, where ``value_function="auto"`` is the ANOVA game.
+        :class:`HSICShapleySelector`, aligned with the sample labels.
     scales : "auto" or list of float, default="auto"
         Bandwidth scales: the statistic is attributed with the numeric bandwidths times
         each scale, and the games are added up, each divided by the standard deviation of
@@ -312,7 +311,7 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         ``n_permutations > 0``); their row sums are the MMD^2 null distribution.
     classes_ : ndarray
         The sample labels.
-    bandwidth_, bandwidths_, gammas_, kernels_ : as in :class:`HSICShapleySelector`
+    bandwidths_, gammas_, kernels_ : as in :class:`HSICShapleySelector`
     knockoff_statistics_, knockoff_thresholds_, e_values_, knockoff_groups_, \
             selected_groups_, knockoff_value_function_, knockoff_shrinkage_
         With ``fdr`` only: as in :class:`HSICShapleySelector`.

@@ -75,8 +75,7 @@ def test_irrelevant_features_are_widened():
     n = 300
     X = rng.standard_normal((n, 6))
     y = X[:, 0] + np.tanh(2 * X[:, 1]) + 0.2 * rng.standard_normal(n)
-    fitted = HSICShapleySelector(2, random_state=0).fit(X, y)
-    assert fitted.bandwidth_ == "alignment"
+    fitted = HSICShapleySelector(2, bandwidth="alignment", scales=[1], random_state=0).fit(X, y)
     median = HSICShapleySelector(2, bandwidth="median").fit(X, y).bandwidths_
     ratio = fitted.bandwidths_ / median
     assert np.all(ratio[2:] > 5 * ratio[:2].max())
@@ -129,20 +128,3 @@ def test_tests_and_knockoffs_refuse_bandwidths_chosen_with_y(options):
     X = rng.standard_normal((50, 3))
     with pytest.raises(ValueError, match="bandwidth='alignment' chooses the bandwidths with y"):
         HSICShapleySelector(bandwidth="alignment", **options).fit(X, X[:, 0])
-
-
-def test_auto_aligns_only_where_the_papers_game_ranks_without_tests():
-    X = rng.standard_normal((80, 4))
-    y = X[:, 0] + 0.1 * rng.standard_normal(80)
-    assert HSICShapleySelector(2).fit(X, y).bandwidth_ == "alignment"
-    assert HSICShapleySelector(threshold=0.0).fit(X, y).bandwidth_ == "alignment"
-    for options in (
-        {"alpha": 0.05, "random_state": 0},
-        {"n_permutations": 19, "random_state": 0},
-        {"value_function": "baseline"},
-        {"value_function": "anova"},
-        {"bandwidth": "median"},
-    ):
-        assert HSICShapleySelector(**options).fit(X, y).bandwidth_ == "median", options
-    samples = np.repeat([0, 1], 40)
-    assert MMDShapleyAttributor(bandwidth="auto").fit(X, samples).bandwidth_ == "median"

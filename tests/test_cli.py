@@ -639,11 +639,3 @@ def test_fdr_that_selects_nothing_says_why_in_flags(capsys, tmp_path):
     assert status == 0 and "selected (0 of 8)" in out
     assert "at least 5 features" in err and "--alpha (every column" in err and "--k" in err
     assert "n_features_to_select" not in err
-
-
-def test_the_header_says_when_bandwidths_are_aligned_with_y(csv_file):
-    ranked = run("-m", "pkex_select", "rank", str(csv_file), "--target", "outcome", "--k", "2")
-    assert ranked.returncode == 0, ranked.stderr
-    assert "Bandwidths: aligned with y" in ranked.stdout
-    report, _, _ = rank_json(csv_file, "--target", "outcome", "--alpha", "0.05")
-    assert report["bandwidth"] == "median" and report["game"] == "anova"

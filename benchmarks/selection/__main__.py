@@ -54,6 +54,7 @@ PKEX = {
     "paper-1": {"value_function": "baseline", "scales": [1]},
     "anova": {"value_function": "anova"},
     "anova-1": {"value_function": "anova", "scales": [1]},
+    "align": {"bandwidth": "alignment", "scales": [1]},
 }
 PEERS = ("trees", "mi", "hsiclasso", "mrmr", "ftest", "random")
 METHODS = (*PKEX, *PEERS)
