@@ -396,7 +396,6 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
                 "alpha; leave n_permutations at None (999 or as many as the correction "
                 "needs) or set it, for example to 999."
             )
-        rules = [name for name in ("threshold", "alpha", "fdr") if getattr(self, name) is not None]
         if self.bandwidth == "alignment" and (
             self.alpha is not None or self.n_permutations or self.fdr is not None
         ):
@@ -406,6 +405,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
                 "on every permuted or knockoff copy; they are not valid with it. Use "
                 "bandwidth='median' (the default) with them."
             )
+        rules = [name for name in ("threshold", "alpha", "fdr") if getattr(self, name) is not None]
         if len(rules) > 1:
             raise ValueError(f"Set one of threshold, alpha and fdr, not {' and '.join(rules)}.")
 

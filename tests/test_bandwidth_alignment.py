@@ -20,7 +20,7 @@ def _data(n=60):
 
 
 def _loss(monkeypatch, X, target_gram, gammas):
-    """The objective cv_bandwidths hands to the optimiser."""
+    """The objective aligned_bandwidths hands to the optimiser."""
     captured = {}
 
     def capture(function, start, **options):

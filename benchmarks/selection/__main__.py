@@ -81,9 +81,9 @@ def select(method, X, y, task, k, seed):
     if method in PKEX:
         # The codes of many classes would pass for a continuous target: say what they are, as
         # a user who knows the task does (the peers are told too).
-        kernel = "delta" if task == "classification" else "auto"
+        target_kernel = "delta" if task == "classification" else "auto"
         selector = HSICShapleySelector(
-            n_features_to_select=k, random_state=seed, target_kernel=kernel, **PKEX[method]
+            n_features_to_select=k, random_state=seed, target_kernel=target_kernel, **PKEX[method]
         )
         return np.sort(selector.fit(X, y).get_support(indices=True))
     if method == "mrmr":
