@@ -74,6 +74,10 @@ _READING = {
     "so a feature that adds\nlittle beyond the others (a near-copy, a weak one beside a "
     "dominant one) gets a small or negative\nvalue: the largest values are the columns a "
     "model should use. To test which columns y depends on, use --alpha.",
+    "model": "Game: the model's. A kernel ridge of the target on every column, at bandwidths "
+    "aligned with it, is\nexplained row by row; a value is how far the column moves the fitted "
+    "function on average (mean\nabsolute Shapley value, in standard deviations of the target). "
+    "0: the model does not use it.\nTo test which columns y depends on, use --alpha.",
     "observational": "A removed feature's kernel becomes its mean, which keeps part of every "
     "feature in the empty coalition:\nthe values split what is left.",
 }
@@ -145,7 +149,7 @@ def _common_options():
         "--value-function",
         choices=["auto", *sorted(_READING)],
         help="the game whose Shapley values are computed (default: auto, the ANOVA game "
-        "when testing, the paper's game with --k)",
+        "when testing, the model game with --k)",
     )
     common.add_argument(
         "--sep",

@@ -23,6 +23,7 @@ __all__ = [
     "CentredFactors",
     "DataFactors",
     "GramFactors",
+    "JointFactors",
     "IdentifierColumnWarning",
     "PreparedFeatures",
     "non_numeric_message",
@@ -266,6 +267,23 @@ class GramFactors:
 
     def __call__(self, pairs):
         return [stack[:, pairs.a, pairs.b].T for stack in self.K]
+
+
+class JointFactors:
+    """The joint kernel of ``factors`` as one factor: the statistic's game with a single
+    player, whose value is the statistic itself (one pass, no Shapley integrals)."""
+
+    n_features = 1
+
+    def __init__(self, factors):
+        self.factors = factors
+        self.n_samples = factors.n_samples
+        self.constant = np.array([bool(np.all(factors.constant))])
+
+    test_joints = staticmethod(DataFactors.test_joints)
+
+    def __call__(self, pairs):
+        return [np.prod(Z, axis=1, keepdims=True) for Z in self.factors(pairs)]
 
 
 # Up to this many features the ANOVA factors are 1 + k~_j; beyond, 1 + (this / d) k~_j

@@ -7,6 +7,7 @@ selection by count, fraction or threshold, tags) lives here once.
 
 import math
 import warnings
+from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -20,9 +21,10 @@ from sklearn.utils.validation import check_is_fitted, check_memory, validate_dat
 
 from . import _pairgame, knockoffs
 from ._bandwidth_alignment import aligned_bandwidths, alignment_rows
-from ._features import non_numeric_message, prepare_features, with_bandwidths
+from ._features import JointFactors, non_numeric_message, prepare_features, with_bandwidths
 from ._interactions import INDICES
 from ._pvalues import CORRECTIONS, permutations_needed, smallest_adjusted_pvalue
+from ._ridge_game import model_rows, model_values
 from ._scheduling import progress_printer
 from ._statistics import VALUE_FUNCTIONS
 from ._validation import check_no_missing, dates_as_days, from_arrow
@@ -138,13 +140,23 @@ def resolve_value_function(value_function, tested, n_features, ranked_game="base
 
 def resolve_selection_scales(scales, value_function, resolved):
     """The bandwidth scales that ``scales="auto"`` stands for where ``value_function="auto"``
-    resolved to the paper's game (ranking without tests): the published game's single
-    median-heuristic bandwidth per feature (it selected as well as two scales on real data,
-    at half the cost). Elsewhere ``scales`` is passed on ("auto" is then (1, sqrt(d)), which
-    the overall test needs)."""
-    if isinstance(scales, str) and value_function == "auto" and resolved == "baseline":
+    resolved to a game that ranks without tests: one bandwidth per feature (the paper's game
+    selected as well with one scale as with two on real data, at half the cost; the model
+    game fits one kernel). Elsewhere ``scales`` is passed on ("auto" is then (1, sqrt(d)),
+    which the overall test needs)."""
+    if isinstance(scales, str) and value_function == "auto" and resolved in ("baseline", "model"):
         return (1.0,)
     return scales
+
+
+def resolve_bandwidth_rule(bandwidth, value_function):
+    """The rule ``bandwidth="auto"`` stands for: bandwidths aligned with y for the model
+    game (its kernel ridge needs the widths a model would choose: at the median heuristic's
+    it ranked last but two of 13 methods in ``python -m benchmarks.selection``), the median
+    heuristic elsewhere (the tests and knockoffs need bandwidths chosen without y)."""
+    if bandwidth != "auto":
+        return bandwidth
+    return "alignment" if value_function == "model" else "median"
 
 
 def _column_names(estimator, mask):
@@ -173,7 +185,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         "threshold": [Interval(Real, None, None, closed="both"), None],
         "kernel": [StrOptions({"rbf", "laplacian", "cauchy"})],
         "bandwidth": [
-            StrOptions({"alignment", *BANDWIDTH_RULES}),
+            StrOptions({"auto", "alignment", *BANDWIDTH_RULES}),
             Interval(Real, 0, None, closed="neither"),
         ],
         "categorical_features": ["array-like", StrOptions({"from_dtype"}), None],
@@ -184,7 +196,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         "fdr": [Interval(Real, 0, 1, closed="neither"), None],
         "knockoff_groups": ["array-like", StrOptions({"auto"}), None],
         "n_knockoffs": [Interval(Integral, 1, None, closed="left")],
-        "value_function": [StrOptions({"auto", *VALUE_FUNCTIONS})],
+        "value_function": [StrOptions({"auto", "model", *VALUE_FUNCTIONS})],
         "anova_weight": _pairgame.ATTRIBUTION_CONSTRAINTS["anova_weight"],
         "interactions": [StrOptions(set(INDICES) - {"SV", "BV"}), None],
         "random_state": ["random_state"],
@@ -194,8 +206,9 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         "verbose": ["verbose"],
     }
 
-    # The game value_function="auto" ranks by when no test runs.
-    _ranked_game = "baseline"
+    # The game value_function="auto" ranks by when no test runs, and the one knockoffs use.
+    _ranked_game = "model"
+    _knockoff_game = "baseline"
 
     def _statistic(self):
         """The statistic (see _statistics.py) with this estimator's settings."""
@@ -208,6 +221,10 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
 
     def _target_gram(self, target, rows):
         """The target's Gram matrix among ``rows``, for ``bandwidth="alignment"``."""
+        raise NotImplementedError
+
+    def _ridge_targets(self, target, rows):
+        """The outputs the model game's kernel ridge fits on ``rows`` (see _ridge_game.py)."""
         raise NotImplementedError
 
     def _store_statistic(self, attribution, target):
@@ -239,20 +256,27 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         self.n_repetitions_ = resolve_repetitions(
             self.n_repetitions, X.shape[0], X.shape[1], self.block_size, tested
         )
-        self.value_function_ = resolve_value_function(
-            self.value_function, tested, X.shape[1], self._ranked_game
+        # Knockoffs and interaction indices need a game of the statistic, not of a model.
+        ranked_game = (
+            self._knockoff_game
+            if self.fdr is not None or self.interactions is not None
+            else self._ranked_game
         )
+        self.value_function_ = resolve_value_function(
+            self.value_function, tested, X.shape[1], ranked_game
+        )
+        bandwidth = resolve_bandwidth_rule(self.bandwidth, self.value_function_)
         # What is costly is cached (with memory set); the key leaves out what only selects.
         memory = check_memory(self.memory)
         features = memory.cache(prepare_features)(
             X,
             self._categorical_mask_,
             kernel=self.kernel,
-            bandwidth="median" if self.bandwidth == "alignment" else self.bandwidth,
+            bandwidth="median" if bandwidth == "alignment" else bandwidth,
             scales=resolve_selection_scales(self.scales, self.value_function, self.value_function_),
             column_names=getattr(self, "feature_names_in_", None),
         )
-        if self.bandwidth == "alignment":
+        if bandwidth == "alignment":
             rows = alignment_rows(*X.shape, self.random_state)
             bandwidths = memory.cache(aligned_bandwidths)(
                 features.data[rows],
@@ -264,9 +288,10 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             features = with_bandwidths(features, bandwidths)
         n_permutations = self._permutation_count(int((~features.constant).sum()))
         attribute = memory.cache(_pairgame.attribute, ignore=["n_jobs", "progress"])
+        model_game = self.value_function_ == "model"
         attribution = attribute(
             self._statistic(),
-            features.factors(),
+            JointFactors(features.factors()) if model_game else features.factors(),
             target,
             scales=features.scales,
             n_permutations=n_permutations,
@@ -274,10 +299,20 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             random_state=self.random_state,
             n_jobs=self.n_jobs,
             progress=progress_printer(type(self).__name__, self.verbose),
-            value_function=self.value_function_,
+            value_function="baseline" if model_game else self.value_function_,
             anova_weight=self.anova_weight,
             interactions=self.interactions,
         )
+        if model_game:
+            rows = model_rows(*X.shape, self.random_state)
+            values = memory.cache(model_values, ignore=["n_jobs"])(
+                features.data[rows],
+                features.kernels,
+                features.gammas[0],
+                self._ridge_targets(target, rows),
+                n_jobs=self.n_jobs,
+            )
+            attribution = replace(attribution, values=values)
         # Every fitted attribute, in the order the docstrings list them.
         self.shapley_values_ = self.scores_ = attribution.values
         self.shares_ = attribution.shares
@@ -310,7 +345,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             columns,
             np.zeros(columns.shape[1], dtype=bool),
             kernel=self.kernel,
-            bandwidth=self.bandwidth,
+            bandwidth=resolve_bandwidth_rule(self.bandwidth, game),
             scales=resolve_selection_scales(self.scales, self.value_function, game),
         )
         values = attribute(
@@ -354,7 +389,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         labels, standardised = design.labels, design.standardised
         draws = design.sample(self.n_knockoffs, self.random_state)
         game = resolve_value_function(
-            self.value_function, False, 2 * varying.size, self._ranked_game
+            self.value_function, False, 2 * varying.size, self._knockoff_game
         )
         statistics = np.array(
             [
@@ -404,6 +439,18 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
                 "(alpha, n_permutations) and knockoffs (fdr) would have to choose them again "
                 "on every permuted or knockoff copy; they are not valid with it. Use "
                 "bandwidth='median' (the default) with them."
+            )
+        if self.value_function == "model" and (
+            self.alpha is not None
+            or self.n_permutations
+            or self.fdr is not None
+            or self.interactions is not None
+        ):
+            raise ValueError(
+                "value_function='model' ranks the features a kernel model fitted to y uses; it "
+                "has no permutation tests (alpha, n_permutations), knockoffs (fdr) or "
+                "interaction indices. Use value_function='auto' with them (the ANOVA game for "
+                "tests, the paper's game otherwise)."
             )
         rules = [name for name in ("threshold", "alpha", "fdr") if getattr(self, name) is not None]
         if len(rules) > 1:

@@ -10,6 +10,7 @@ from sklearn.utils._param_validation import Interval, StrOptions, validate_param
 
 from . import _pairgame
 from ._gram import TargetGram, check_gram_matrices
+from ._ridge_game import ridge_targets
 from ._selection import ShapleySelectorBase
 from ._statistics import HSIC, PARAMETER_CONSTRAINTS
 from ._validation import categorical_dtypes
@@ -162,7 +163,8 @@ class HSICShapleySelector(ShapleySelectorBase):
     HSIC with a product kernel over features measures the dependence between X and y; its
     exact Shapley values split it among the features, counting main effects and
     interactions (a feature that matters only together with another still gets its share).
-    Values add up to ``hsic_``.
+    To choose k features for a model it explains a kernel model fitted to y instead (see
+    ``value_function``).
 
     Parameters
     ----------
@@ -181,20 +183,18 @@ class HSICShapleySelector(ShapleySelectorBase):
         correlated above 0.99, the same five relevant features of friedman1 on top).
     kernel : {"rbf", "laplacian", "cauchy"}, default="rbf"
         Kernel factor of the numeric features.
-    bandwidth : {"median", "alignment", "scott", "silverman", "std"} or float, \
-            default="median"
+    bandwidth : {"auto", "median", "alignment", "scott", "silverman", "std"} or float, \
+            default="auto"
         Bandwidth rule for the numeric features, applied after standardising each of them to
         zero mean and unit variance (so rankings do not follow the features' units). The
         median heuristic takes the median distance between samples, per feature.
         "alignment" chooses the bandwidths together, with y: those that maximise the
         centred alignment of the product kernel with the target's kernel on up to 600 rows,
-        less a small penalty on the joint kernel's narrowness. A feature y does not depend
-        on is widened until it barely counts, which removes the median heuristic's bias in
-        the paper's game against continuous features; a feature whose effect is not
-        monotone (x^2, sin 3x) can be widened away too. Use it with ``scales=[1]`` to rank
-        a few features (the selection guide has its measurements). Tests and knockoffs
-        need bandwidths chosen without y: ``bandwidth="alignment"`` with ``alpha``,
-        ``n_permutations`` or ``fdr`` is an error.
+        less a small penalty on the joint kernel's narrowness; a feature y does not depend
+        on is widened until it barely counts. "auto": "alignment" for the model game (its
+        kernel ridge needs the widths a model would choose), the median heuristic
+        otherwise. Tests and knockoffs need bandwidths chosen without y:
+        ``bandwidth="alignment"`` with ``alpha``, ``n_permutations`` or ``fdr`` is an error.
     scales : "auto" or list of float, default="auto"
         Bandwidth scales: the statistic is attributed with the numeric bandwidths times
         each scale, and the games are added up, each divided by the standard deviation of
@@ -286,27 +286,33 @@ class HSICShapleySelector(ShapleySelectorBase):
         features pass (measured with 6 relevant features among 50, ``python -m
         benchmarks.knockoffs``, a nonlinear response: power 0.10 with two draws at
         ``fdr=0.2``, against 0.81 with one).
-    value_function : {"auto", "baseline", "anova", "observational"}, default="auto"
+    value_function : {"auto", "model", "baseline", "anova", "observational"}, \
+            default="auto"
         The game whose Shapley values are computed (see the user guide, "Reading the
-        values"). "auto": each question gets the game that answers it best. Selecting k
-        features (``n_features_to_select``, ``threshold``) without tests uses "baseline",
-        the published PKeX-Shapley game: adding a feature narrows the joint kernel, so a
-        feature that adds little beyond the others (a near-copy of a selected one, a weak
-        one beside a dominant one) gets a small or negative value, which is what a model
-        choosing k features wants (the selection guide has the measurements). Beyond 100
-        features, and
-        with permutation tests (``alpha`` or ``n_permutations``), it uses "anova" (beyond
-        100 features the paper's game needs about d/2 quadrature nodes per pair, 12 s at
-        n = 100, d = 2000, where the ANOVA game's factors stay near 1 and take 0.7 s;
-        ``python -m benchmarks.scale``): each feature's kernel factor is U-centred over
-        the sample (``1 + K~_j``), a removed feature's factor is 1, and only pairs of
-        distinct samples count; a feature y does not depend on gets a value near 0 and one
-        it depends on a positive share and a small p-value, even beside a dominant feature
-        (``python -m benchmarks.games``), which is what finding every relevant feature at a
-        controlled error needs. ``value_function_`` records the game used.
+        values"). "auto": each question gets the game that answers it best, and
+        ``value_function_`` records the one used.
+
+        - Selecting k features (``n_features_to_select``, ``threshold``) uses "model" up
+          to 100 features: a kernel ridge regression of y on every feature, at bandwidths
+          aligned with y, is explained row by row, and a feature's value is its mean
+          absolute Shapley value (its observational value in each row's game): how far it
+          moves the fitted function, in units of the standardised target (summed over
+          the classes' indicators for labels). A feature the model does not use gets 0 and
+          no value is negative. The model is fitted and explained on up to 1000 rows;
+          ``hsic_`` is still the HSIC of all of them.
+        - With permutation tests (``alpha``, ``n_permutations``), and beyond 100 features,
+          "anova": each feature's kernel factor is U-centred over the sample
+          (``1 + K~_j``), a removed feature's factor is 1, and only pairs of distinct
+          samples count; a feature y does not depend on gets a value near 0 and one it
+          depends on a positive share and a small p-value, even beside a dominant feature.
+        - With knockoffs (``fdr``) or ``interactions``, "baseline": the published
+          PKeX-Shapley game, where a removed feature's factor is 1. Adding a feature narrows
+          the joint kernel, so one that adds little beyond the others gets a small or
+          negative value.
+
         "observational": a removed feature's Gram matrix becomes its mean over the entries
-        the estimator uses, as in the published authors' current code. Permutations
-        re-weight the same pairs in every game.
+        the estimator uses, as in the published authors' current code. The selection
+        guide has the measurements behind these choices.
     anova_weight : "auto" or float in (0, 1], default="auto"
         The weight w of the ANOVA game's factors ``1 + w K~_j``; an interaction of q
         features carries w^q. "auto": 1 up to 6 features, 6 / d beyond. A smaller w
@@ -339,7 +345,8 @@ class HSICShapleySelector(ShapleySelectorBase):
     Attributes
     ----------
     shapley_values_ : ndarray of shape (`n_features_in_`,)
-        Exact Shapley values of the HSIC estimate.
+        Exact Shapley values of the HSIC estimate; in the model game, each feature's mean
+        absolute Shapley value in the fitted kernel ridge (see ``value_function``).
     scores_ : ndarray of shape (`n_features_in_`,)
         Same as ``shapley_values_`` (the name scikit-learn's selectors use).
     shares_ : ndarray of shape (`n_features_in_`,)
@@ -353,9 +360,9 @@ class HSICShapleySelector(ShapleySelectorBase):
         already counted or a weak one beside a dominant one. It is not evidence that y
         is independent of the feature: test that with ``alpha``.
     hsic_ : float
-        The attributed statistic with all features, ``shapley_values_.sum()``: the HSIC
-        estimate with ``scales=[1]``, else the sum over ``scales_`` of HSIC divided by the
-        standard deviation of the joint kernel over the pairs.
+        The statistic with all features (``shapley_values_.sum()`` in the statistic's
+        games): the HSIC estimate with ``scales=[1]``, else the sum over ``scales_`` of HSIC
+        divided by the standard deviation of the joint kernel over the pairs.
     interaction_values_ : ndarray of shape (`n_features_in_`, `n_features_in_`)
         The index ``interactions`` (only when it is set): entry (i, j) is the pair's
         interaction, the diagonal the index's order-one values. Features that act only
@@ -474,7 +481,7 @@ class HSICShapleySelector(ShapleySelectorBase):
         threshold=None,
         estimator="auto",
         kernel="rbf",
-        bandwidth="median",
+        bandwidth="auto",
         scales="auto",
         categorical_features="from_dtype",
         target_kernel="auto",
@@ -527,6 +534,9 @@ class HSICShapleySelector(ShapleySelectorBase):
 
     def _target_gram(self, target, rows):
         return target.within(target.arguments(rows[None])[0])
+
+    def _ridge_targets(self, target, rows):
+        return ridge_targets(target.Y[rows], target.kernels)
 
     def _store_statistic(self, attribution, target):
         self.hsic_ = attribution.statistic

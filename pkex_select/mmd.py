@@ -8,6 +8,7 @@ from sklearn.utils._param_validation import StrOptions, validate_params
 
 from . import _pairgame
 from ._gram import check_feature_grams
+from ._ridge_game import ridge_targets
 from ._selection import ShapleySelectorBase
 from ._statistics import MMD, PARAMETER_CONSTRAINTS
 from ._validation import from_arrow
@@ -177,11 +178,11 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         as in :class:`HSICShapleySelector` (``n_repetitions_`` holds the count used).
     kernel : {"rbf", "laplacian", "cauchy"}, default="rbf"
         Kernel factor of the numeric features.
-    bandwidth : {"median", "alignment", "scott", "silverman", "std"} or float, \
-            default="median"
+    bandwidth : {"auto", "median", "alignment", "scott", "silverman", "std"} or float, \
+            default="auto"
         Bandwidth rule, applied per feature to the pooled sample after standardising each
-        feature to zero mean and unit variance over the pooled sample. "alignment" as in
-        :class:`HSICShapleySelector`, aligned with the sample labels.
+        feature to zero mean and unit variance over the pooled sample. "alignment" and
+        "auto" as in :class:`HSICShapleySelector`, aligned with the sample labels.
     scales : "auto" or list of float, default="auto"
         Bandwidth scales: the statistic is attributed with the numeric bandwidths times
         each scale, and the games are added up, each divided by the standard deviation of
@@ -221,7 +222,7 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         As in :class:`HSICShapleySelector`.
     n_knockoffs : int, default=1
         As in :class:`HSICShapleySelector`.
-    value_function : {"anova", "auto", "baseline", "observational"}, default="anova"
+    value_function : {"anova", "auto", "model", "baseline", "observational"}, default="anova"
         The game whose Shapley values are computed (see :class:`HSICShapleySelector`).
         "anova" centres each feature's kernel over the pooled sample: a feature that did
         not change gets about 0 and one that did a positive value, beside a dominant
@@ -345,7 +346,7 @@ class MMDShapleyAttributor(ShapleySelectorBase):
     True
     """
 
-    _ranked_game = "anova"  # python -m benchmarks.selection.shift
+    _ranked_game = _knockoff_game = "anova"  # python -m benchmarks.selection.shift
     _parameter_constraints = {
         **PARAMETER_CONSTRAINTS,
         **ShapleySelectorBase._parameter_constraints,
@@ -359,7 +360,7 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         threshold=None,
         estimator="auto",
         kernel="rbf",
-        bandwidth="median",
+        bandwidth="auto",
         scales="auto",
         categorical_features="from_dtype",
         block_size=20,
@@ -407,6 +408,9 @@ class MMDShapleyAttributor(ShapleySelectorBase):
     def _target_gram(self, target, rows):
         codes = target.codes[rows]
         return np.equal.outer(codes, codes).astype(np.float64)
+
+    def _ridge_targets(self, target, rows):
+        return ridge_targets(target.codes[rows, None], ["delta"])
 
     def _store_statistic(self, attribution, target):
         self.mmd_ = attribution.statistic

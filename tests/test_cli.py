@@ -543,7 +543,7 @@ def test_separators_are_found(capsys, tmp_path, planted, suffix, sep):
     assert status == 0, err
     report = json.loads(out)
     assert [f["feature"] for f in report["features"] if f["selected"]] == ["a"]
-    assert report["game"] == "baseline"
+    assert report["game"] == "model"
 
 
 def test_header_problems_are_named(capsys, tmp_path, planted):

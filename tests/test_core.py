@@ -268,7 +268,7 @@ def _assert_same(result, estimator, statistic):
 
 
 OPTIONS = [
-    {},
+    {"value_function": "baseline"},
     {"estimator": "unbiased", "n_permutations": 29, "correction": "holm"},
     {"estimator": "block", "block_size": 10, "n_repetitions": 2, "n_permutations": 19},
     {"value_function": "observational", "n_permutations": 19, "correction": "fdr_bh"},

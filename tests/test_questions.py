@@ -1,5 +1,7 @@
 """value_function="auto": each selection question gets its game."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -11,11 +13,24 @@ X = rng.normal(size=(120, 9))
 y = 2 * X[:, 0] + np.sin(2 * X[:, 1]) + 0.3 * rng.normal(size=120)
 
 
-def test_k_features_are_ranked_by_the_papers_game_at_one_scale():
-    auto = HSICShapleySelector(3).fit(X, y)
-    paper = HSICShapleySelector(3, value_function="baseline", scales=[1]).fit(X, y)
-    assert auto.value_function_ == "baseline" and auto.scales_ == (1.0,)
-    np.testing.assert_array_equal(auto.shapley_values_, paper.shapley_values_)
+def test_k_features_are_ranked_by_the_model_game_at_aligned_bandwidths():
+    auto = HSICShapleySelector(3, random_state=0).fit(X, y)
+    model = HSICShapleySelector(
+        3, value_function="model", bandwidth="alignment", scales=[1], random_state=0
+    ).fit(X, y)
+    assert auto.value_function_ == "model" and auto.scales_ == (1.0,)
+    np.testing.assert_array_equal(auto.shapley_values_, model.shapley_values_)
+    np.testing.assert_array_equal(auto.bandwidths_, model.bandwidths_)
+
+
+@pytest.mark.parametrize("options", [{"fdr": 0.5}, {"interactions": "SII"}])
+def test_knockoffs_and_interactions_use_the_papers_game(options):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # fdr may select nothing here
+        auto = HSICShapleySelector(random_state=0, **options).fit(X, y)
+    assert auto.value_function_ == "baseline"
+    median = HSICShapleySelector(value_function="baseline", scales=[1]).fit(X, y)
+    np.testing.assert_array_equal(auto.bandwidths_, median.bandwidths_)
 
 
 @pytest.mark.parametrize("options", [{"alpha": 0.05}, {"n_permutations": 19}])
@@ -31,7 +46,7 @@ def test_beyond_100_features_the_anova_game_ranks():
     """Its factors near 1 keep the cost linear in d, where the paper's needs d/2 nodes."""
     wide = np.random.default_rng(8).normal(size=(40, 101))
     assert HSICShapleySelector().fit(wide, wide[:, 0]).value_function_ == "anova"
-    assert HSICShapleySelector().fit(wide[:, :100], wide[:, 0]).value_function_ == "baseline"
+    assert HSICShapleySelector().fit(wide[:, :100], wide[:, 0]).value_function_ == "model"
 
 
 def test_an_explicit_game_is_kept():
@@ -49,7 +64,7 @@ def test_the_attributor_stays_on_the_anova_game():
 
 
 def test_shares_are_the_values_over_their_total_magnitude():
-    fitted = HSICShapleySelector().fit(X, y)
+    fitted = HSICShapleySelector(value_function="baseline").fit(X, y)
     values = fitted.shapley_values_
     assert np.any(values < 0)  # the paper's game: what a share must stay readable with
     np.testing.assert_allclose(fitted.shares_, values / np.abs(values).sum(), rtol=1e-15)

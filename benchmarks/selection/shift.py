@@ -16,7 +16,7 @@ rows each, d = 20 unless said):
 
 Reported: the share of the changed features among the k selected (recall at k), averaged
 over ``--repetitions`` data sets (Monte-Carlo standard error at most 0.5 / sqrt(R)), for
-the ANOVA game, the paper's game and the default. Writes ``results/shift.md``.
+the ANOVA game, the paper's game, the model game and the default. Writes ``results/shift.md``.
 """
 
 import argparse
@@ -31,7 +31,7 @@ from pkex_select import MMDShapleyAttributor
 
 RESULTS = Path(__file__).parent / "results"
 SCENARIOS = ("strong-weak", "spread", "correlation", "real")
-GAMES = {"anova": "anova", "paper": "baseline", "default": None}
+GAMES = {"anova": "anova", "paper": "baseline", "model": "model", "default": None}
 REAL = ("concrete", "boston", "bdims")
 
 

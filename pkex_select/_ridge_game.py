@@ -1,0 +1,117 @@
+"""The features a kernel model fitted to y uses (``value_function="model"``).
+
+The statistic's games value a coalition by how much its kernel alone depends on y. Which k
+features a model should use is a question about a model, so this game asks one: a kernel
+ridge regression of y on every feature (the product kernel at the given bandwidths, the
+ridge penalty chosen by exact leave-one-out error over a grid) is explained row by row, each
+removed feature's factor replaced by its mean over the rows (the observational value
+function of :class:`~pkex_select.ProductKernelExplainer`), and a feature's value is its mean
+absolute Shapley value over the rows, summed over the outputs: how far, on average, it moves
+the fitted function, in units of the standardised target. The values are exact Shapley
+values of each row's game; the model is fitted and explained on the rows of
+:func:`~pkex_select._bandwidth_alignment.alignment_rows` (up to 600).
+
+A feature the model ignores gets 0; no value is negative, so shares compare directly.
+"""
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from ._interactions import interaction_values
+from .kernels import factor_of_difference
+
+__all__ = ["model_rows", "model_values", "ridge_targets"]
+
+# The factor tensor of the rows' pairs takes 8 * rows^2 * d bytes: at most about 200 MB.
+_TENSOR_ENTRIES = 25_000_000
+_MAX_ROWS = 1000
+
+# Ridge penalties tried, relative to the kernel's unit diagonal.
+_PENALTIES = 10.0 ** np.arange(-4.0, 2.01, 0.5)
+
+
+def model_rows(n_samples, n_features, random_state=None):
+    """The rows the model is fitted and explained on: all up to 1000 (fewer beyond 25
+    features, to bound memory), else a uniform subsample, sorted."""
+    most = min(_MAX_ROWS, int((_TENSOR_ENTRIES / max(n_features, 1)) ** 0.5))
+    if n_samples <= most:
+        return np.arange(n_samples)
+    return np.sort(check_random_state(random_state).choice(n_samples, most, replace=False))
+
+
+def ridge_targets(columns, kernels):
+    """The outputs the ridge fits: continuous target columns as they are (standardised by
+    the statistic), a column of class codes as one indicator per class (one for two
+    classes), each centred."""
+    outputs = []
+    for column, kernel in zip(np.asarray(columns, dtype=np.float64).T, kernels):
+        if kernel == "delta":
+            levels = np.unique(column)
+            indicators = np.equal.outer(column, levels[: 1 if levels.size == 2 else None])
+            outputs.append(indicators.astype(np.float64))
+        else:
+            outputs.append(column[:, None])
+    targets = np.hstack(outputs)
+    return targets - targets.mean(axis=0)
+
+
+def _factor_tensor(data, kernels, gammas):
+    """Kernel factors of every pair of rows: (n_rows, n_rows, n_features)."""
+    differences = data[:, None, :] - data[None, :, :]
+    kernels = np.asarray(kernels)
+    for kernel in set(kernels):
+        columns = np.flatnonzero(kernels == kernel)
+        differences[..., columns] = factor_of_difference(
+            differences[..., columns], kernel, gammas[columns]
+        )
+    return differences
+
+
+def _ridge_weights(K, targets):
+    """Dual coefficients of kernel ridge regression, its penalty chosen by the exact
+    leave-one-out error (one eigendecomposition serves every penalty)."""
+    eigenvalues, eigenvectors = np.linalg.eigh(K)
+    projected = eigenvectors.T @ targets
+    best_error, best_penalty = np.inf, _PENALTIES[0]
+    for penalty in _PENALTIES:
+        shrink = eigenvalues / (eigenvalues + penalty)
+        hat_diagonal = np.square(eigenvectors) @ shrink
+        residuals = targets - eigenvectors @ (shrink[:, None] * projected)
+        error = np.mean(np.square(residuals / (1.0 - hat_diagonal)[:, None]))
+        if error < best_error:
+            best_error, best_penalty = error, penalty
+    return eigenvectors @ (projected / (eigenvalues + best_penalty)[:, None])
+
+
+def model_values(data, kernels, gammas, targets, n_jobs=None):
+    """Mean absolute observational Shapley value of each feature in a kernel ridge fit.
+
+    Parameters
+    ----------
+    data : ndarray of shape (n_rows, n_features)
+        Standardised numeric columns and integer-coded categorical ones.
+    kernels : sequence of str
+        Each column's kernel.
+    gammas : ndarray of shape (n_features,)
+        The kernel parameters.
+    targets : ndarray of shape (n_rows, n_outputs)
+        Centred outputs (:func:`ridge_targets`).
+    n_jobs : int, default=None
+
+    Returns
+    -------
+    ndarray of shape (n_features,)
+    """
+    factors = _factor_tensor(data, kernels, np.asarray(gammas, dtype=np.float64))
+    weights = _ridge_weights(np.prod(factors, axis=2), targets)
+    # A removed feature's factor is its mean over the rows: factors[a, i, j] for point i.
+    removed = factors.mean(axis=0)
+    values = interaction_values(
+        factors,
+        np.broadcast_to(weights, (data.shape[0], *weights.shape)),
+        index="SV",
+        max_order=1,
+        removed_factors=removed,
+        n_jobs=n_jobs,
+    )
+    return np.abs(values).sum(axis=-1).mean(axis=0)

@@ -1,0 +1,155 @@
+"""The model game (value_function="model"): a kernel ridge fit explained row by row."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_friedman1
+from sklearn.kernel_ridge import KernelRidge
+
+from pkex_select import HSICShapleySelector, MMDShapleyAttributor, ProductKernelExplainer
+from pkex_select._ridge_game import (
+    _PENALTIES,
+    _factor_tensor,
+    _ridge_weights,
+    model_rows,
+    model_values,
+    ridge_targets,
+)
+
+
+def test_targets_are_centred_indicators_for_labels_and_columns_for_values():
+    codes = np.array([0, 1, 1, 0, 1.0])
+    assert ridge_targets(codes[:, None], ["delta"]).shape == (5, 1)
+    three = ridge_targets(np.array([0, 1, 2, 2.0])[:, None], ["delta"])
+    assert three.shape == (4, 3)
+    np.testing.assert_allclose(three.sum(axis=0), 0.0, atol=1e-15)
+    values = np.array([[1.0, 4.0], [2.0, 5.0], [6.0, 0.0]])
+    np.testing.assert_allclose(ridge_targets(values, ["rbf", "rbf"]), values - values.mean(0))
+
+
+def _loo_error(K, targets, penalty):
+    """Leave-one-out squared error by refitting without each row."""
+    errors = []
+    for i in range(K.shape[0]):
+        keep = np.arange(K.shape[0]) != i
+        model = KernelRidge(alpha=penalty, kernel="precomputed").fit(
+            K[np.ix_(keep, keep)], targets[keep]
+        )
+        errors.append((model.predict(K[i : i + 1, keep]) - targets[i]) ** 2)
+    return np.mean(errors)
+
+
+def test_ridge_weights_are_kernel_ridge_at_the_leave_one_out_penalty():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    targets = (np.sin(2 * X[:, 0]) + 0.3 * rng.normal(size=30))[:, None]
+    targets -= targets.mean()
+    K = np.prod(_factor_tensor(X, ["rbf"] * 3, np.full(3, 0.5)), axis=2)
+    errors = [_loo_error(K, targets, penalty) for penalty in _PENALTIES]
+    best = _PENALTIES[int(np.argmin(errors))]
+    expected = KernelRidge(alpha=best, kernel="precomputed").fit(K, targets).dual_coef_
+    np.testing.assert_allclose(_ridge_weights(K, targets), expected, rtol=1e-9, atol=1e-12)
+
+
+def _enumerated_mean_abs_shapley(factors, weights, removed):
+    """Mean over rows of |phi_j|, each row's game enumerated over all 2^d coalitions."""
+    n_rows, _, d = factors.shape
+    phi = np.zeros((n_rows, d, weights.shape[1]))
+    for size in range(d):
+        weight = math.factorial(size) * math.factorial(d - size - 1) / math.factorial(d)
+        for coalition in itertools.combinations(range(d), size):
+            inside = np.zeros(d, dtype=bool)
+            inside[list(coalition)] = True
+            for j in np.flatnonzero(~inside):
+                with_j = inside.copy()
+                with_j[j] = True
+                value_with = np.prod(np.where(with_j, factors, removed), axis=2) @ weights
+                value_without = np.prod(np.where(inside, factors, removed), axis=2) @ weights
+                phi[:, j] += weight * (value_with - value_without)
+    return np.abs(phi).sum(axis=2).mean(axis=0)
+
+
+@pytest.mark.parametrize("kernels", [["rbf"] * 4, ["rbf", "laplacian", "delta", "cauchy"]])
+def test_values_are_the_enumerated_mean_absolute_shapley_values(kernels):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(25, 4))
+    X[:, 2] = rng.integers(0, 3, 25)
+    codes = (X[:, 0] + X[:, 2] > 1).astype(float)
+    targets = ridge_targets(codes[:, None], ["delta"])
+    gammas = np.array([0.7, 0.3, 1.0, 0.5])
+    factors = _factor_tensor(X, kernels, gammas)
+    weights = _ridge_weights(np.prod(factors, axis=2), targets)
+    expected = _enumerated_mean_abs_shapley(factors, weights, factors.mean(axis=0))
+    np.testing.assert_allclose(model_values(X, kernels, gammas, targets), expected, rtol=1e-12)
+
+
+def test_values_match_the_explainer_of_the_same_kernel_ridge():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(40, 3))
+    targets = ridge_targets((X[:, 0] ** 2 + X[:, 1])[:, None], ["rbf"])
+    gamma = np.full(3, 0.4)
+    factors = _factor_tensor(X, ["rbf"] * 3, gamma)
+    weights = _ridge_weights(np.prod(factors, axis=2), targets)
+    model = KernelRidge(alpha=1.0, kernel="rbf", gamma=0.4).fit(X, targets)
+    model.dual_coef_ = weights  # the explainer reads the model's expansion
+    explanation = ProductKernelExplainer(
+        model, value_function="observational", background=X
+    ).explain(X)
+    expected = np.abs(explanation.values).mean(axis=0)
+    np.testing.assert_allclose(model_values(X, ["rbf"] * 3, gamma, targets), expected, rtol=1e-12)
+
+
+def test_rows_are_bounded_by_the_tensor_memory():
+    assert model_rows(500, 20).size == 500
+    assert model_rows(5000, 20, random_state=0).size == 1000
+    rows = model_rows(5000, 100, random_state=0)
+    assert rows.size == 500 and np.all(np.diff(rows) > 0)
+
+
+def test_default_ranks_by_the_model_game_and_tests_by_the_anova_game():
+    X, y = make_friedman1(300, 10, noise=0.5, random_state=0)
+    selector = HSICShapleySelector(n_features_to_select=5).fit(X, y)
+    assert selector.value_function_ == "model"
+    assert set(selector.get_support(indices=True)) == set(range(5))
+    assert np.all(selector.shapley_values_ >= 0)
+    np.testing.assert_allclose(np.abs(selector.shares_).sum(), 1.0)
+    tested = HSICShapleySelector(alpha=0.05, random_state=0).fit(X, y)
+    assert tested.value_function_ == "anova"
+    assert HSICShapleySelector(interactions="SII").fit(X, y).value_function_ == "baseline"
+
+
+def test_the_statistic_is_the_joint_kernel_hsic():
+    X, y = make_friedman1(120, 5, random_state=1)
+    model = HSICShapleySelector(value_function="model", bandwidth="median", scales=[1]).fit(X, y)
+    paper = HSICShapleySelector(value_function="baseline", scales=[1]).fit(X, y)
+    assert model.hsic_ == pytest.approx(paper.hsic_, rel=1e-12)
+    assert model.hsic_ == pytest.approx(paper.shapley_values_.sum(), rel=1e-12)
+
+
+def test_a_constant_feature_is_a_dummy_and_a_noise_feature_is_near_zero():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(200, 4))
+    X[:, 3] = 2.0
+    y = np.sin(2 * X[:, 0]) + X[:, 1]
+    values = HSICShapleySelector(n_features_to_select=2).fit(X, y).shapley_values_
+    assert values[3] == 0.0
+    assert values[2] < 0.05 * min(values[0], values[1])
+
+
+def test_attributor_ranks_by_the_model_game_on_request():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(200, 6))
+    labels = np.repeat([0, 1], 100)
+    X[labels == 1, 2] += 1.0
+    attributor = MMDShapleyAttributor(n_features_to_select=1, value_function="model").fit(X, labels)
+    assert attributor.value_function_ == "model"
+    assert attributor.get_support(indices=True).tolist() == [2]
+
+
+@pytest.mark.parametrize("option", [{"alpha": 0.05}, {"n_permutations": 99}, {"fdr": 0.2}])
+def test_the_model_game_refuses_tests_and_knockoffs(option):
+    X, y = make_friedman1(60, 5, random_state=0)
+    with pytest.raises(ValueError, match="value_function='model'"):
+        HSICShapleySelector(value_function="model", **option).fit(X, y)
