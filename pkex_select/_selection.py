@@ -112,10 +112,12 @@ def resolve_estimator(estimator, n_samples, n_features, block_size, n_repetition
     return "biased" if block_pairs * 4 > exact_pairs else "block"
 
 
-# value_function="auto" ranks by the paper's game up to this many features: the selection
-# study measured it on 8 to 64 (python -m benchmarks.selection), and beyond a few hundred its
-# factors, far from 1, need about d/2 quadrature nodes per pair (12 s at n = 100, d = 2000,
-# against 0.7 s for the ANOVA game, whose weight 6/d keeps its factors near 1).
+# value_function="auto" ranks by the model game (the paper's game for knockoffs) up to this
+# many features: the selection study measured them on 8 to 64 (python -m
+# benchmarks.selection); the model game's rows shrink as 1/sqrt(d) to bound its memory, and
+# beyond a few hundred features the paper's factors, far from 1, need about d/2 quadrature
+# nodes per pair (12 s at n = 100, d = 2000, against 0.7 s for the ANOVA game, whose weight
+# 6/d keeps its factors near 1).
 _RANKED_GAME_MAX_FEATURES = 100
 
 
@@ -265,27 +267,11 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         self.value_function_ = resolve_value_function(
             self.value_function, tested, X.shape[1], ranked_game
         )
-        bandwidth = resolve_bandwidth_rule(self.bandwidth, self.value_function_)
         # What is costly is cached (with memory set); the key leaves out what only selects.
         memory = check_memory(self.memory)
-        features = memory.cache(prepare_features)(
-            X,
-            self._categorical_mask_,
-            kernel=self.kernel,
-            bandwidth="median" if bandwidth == "alignment" else bandwidth,
-            scales=resolve_selection_scales(self.scales, self.value_function, self.value_function_),
-            column_names=getattr(self, "feature_names_in_", None),
+        features = self._prepare_features(
+            X, self._categorical_mask_, target, self.value_function_, memory
         )
-        if bandwidth == "alignment":
-            rows = alignment_rows(*X.shape, self.random_state)
-            bandwidths = memory.cache(aligned_bandwidths)(
-                features.data[rows],
-                features.kernels,
-                features.bandwidths,
-                features.gammas[0],
-                self._target_gram(target, rows),
-            )
-            features = with_bandwidths(features, bandwidths)
         n_permutations = self._permutation_count(int((~features.constant).sum()))
         attribute = memory.cache(_pairgame.attribute, ignore=["n_jobs", "progress"])
         model_game = self.value_function_ == "model"
@@ -304,14 +290,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             interactions=self.interactions,
         )
         if model_game:
-            rows = model_rows(*X.shape, self.random_state)
-            values = memory.cache(model_values, ignore=["n_jobs"])(
-                features.data[rows],
-                features.kernels,
-                features.gammas[0],
-                self._ridge_targets(target, rows),
-                n_jobs=self.n_jobs,
-            )
+            values = self._model_values(features, target, memory)
             attribution = replace(attribution, values=values)
         # Every fitted attribute, in the order the docstrings list them.
         self.shapley_values_ = self.scores_ = attribution.values
@@ -336,18 +315,54 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             self._select_by_knockoffs(X, target, attribute)
         return self
 
+    def _prepare_features(self, X, categorical, target, game, memory, column_names=None):
+        """The features of ``X`` ready for ``game``, their bandwidths aligned with y where
+        the bandwidth rule says so."""
+        bandwidth = resolve_bandwidth_rule(self.bandwidth, game)
+        features = memory.cache(prepare_features)(
+            X,
+            categorical,
+            kernel=self.kernel,
+            bandwidth="median" if bandwidth == "alignment" else bandwidth,
+            scales=resolve_selection_scales(self.scales, self.value_function, game),
+            column_names=column_names,
+        )
+        if bandwidth != "alignment":
+            return features
+        rows = alignment_rows(*X.shape, self.random_state)
+        bandwidths = memory.cache(aligned_bandwidths)(
+            features.data[rows],
+            features.kernels,
+            features.bandwidths,
+            features.gammas[0],
+            self._target_gram(target, rows),
+        )
+        return with_bandwidths(features, bandwidths)
+
+    def _model_values(self, features, target, memory):
+        """The model game's values (see _ridge_game.py)."""
+        rows = model_rows(*features.data.shape, self.random_state)
+        return memory.cache(model_values, ignore=["n_jobs"])(
+            features.data[rows],
+            features.kernels,
+            features.gammas[0],
+            self._ridge_targets(target, rows),
+            n_jobs=self.n_jobs,
+        )
+
     def _knockoff_statistic(self, original, knockoff, target, attribute, game):
         """W_j = phi_j - phi_j~ in ``game`` on the columns [original, knockoff]: swapping a
         column with its knockoff swaps their values (the Shapley value is symmetric in the
-        players, and each column's standardisation and bandwidth travel with it)."""
+        players, and each column's standardisation and bandwidth travel with it; aligned
+        bandwidths and the model game's ridge treat the columns alike too)."""
         columns = np.hstack([original, knockoff])
-        prepared = prepare_features(
-            columns,
-            np.zeros(columns.shape[1], dtype=bool),
-            kernel=self.kernel,
-            bandwidth=resolve_bandwidth_rule(self.bandwidth, game),
-            scales=resolve_selection_scales(self.scales, self.value_function, game),
+        memory = check_memory(None)
+        prepared = self._prepare_features(
+            columns, np.zeros(columns.shape[1], dtype=bool), target, game, memory
         )
+        if game == "model":
+            values = self._model_values(prepared, target, memory)
+            return values[: original.shape[1]] - values[original.shape[1] :]
         values = attribute(
             self._statistic(),
             prepared.factors(),
@@ -431,26 +446,23 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
                 "alpha; leave n_permutations at None (999 or as many as the correction "
                 "needs) or set it, for example to 999."
             )
-        if self.bandwidth == "alignment" and (
-            self.alpha is not None or self.n_permutations or self.fdr is not None
-        ):
+        if self.bandwidth == "alignment" and (self.alpha is not None or self.n_permutations):
+            # Knockoffs may use y (the statistic is computed on [X, X~] and treats a column
+            # and its knockoff alike); a permutation test may not.
             raise ValueError(
                 "bandwidth='alignment' chooses the bandwidths with y, so permutation tests "
-                "(alpha, n_permutations) and knockoffs (fdr) would have to choose them again "
-                "on every permuted or knockoff copy; they are not valid with it. Use "
-                "bandwidth='median' (the default) with them."
+                "(alpha, n_permutations) would have to choose them again on every permuted "
+                "copy; they are not valid with it. Use bandwidth='auto' (the median heuristic "
+                "for tests) with them."
             )
         if self.value_function == "model" and (
-            self.alpha is not None
-            or self.n_permutations
-            or self.fdr is not None
-            or self.interactions is not None
+            self.alpha is not None or self.n_permutations or self.interactions is not None
         ):
             raise ValueError(
                 "value_function='model' ranks the features a kernel model fitted to y uses; it "
-                "has no permutation tests (alpha, n_permutations), knockoffs (fdr) or "
-                "interaction indices. Use value_function='auto' with them (the ANOVA game for "
-                "tests, the paper's game otherwise)."
+                "has no permutation tests (alpha, n_permutations) or interaction indices. Use "
+                "value_function='auto' with them (the ANOVA game for tests, the paper's game "
+                "for interactions)."
             )
         rules = [name for name in ("threshold", "alpha", "fdr") if getattr(self, name) is not None]
         if len(rules) > 1:

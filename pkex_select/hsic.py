@@ -179,8 +179,7 @@ class HSICShapleySelector(ShapleySelectorBase):
         "auto": "biased" up to 4 x 10^7 multiply-adds of pairs times features (n = 2000
         at d = 20, about a second), "block" beyond it (with ``n_repetitions="auto"``, as
         many pairs, so the cost does not drop there); the choice is in ``estimator_``. At
-        the switch the two agree closely (``python -m benchmarks.scale.agreement``: values
-        correlated above 0.99, the same five relevant features of friedman1 on top).
+        the switch the two agree closely (the scaling guide has the measurements).
     kernel : {"rbf", "laplacian", "cauchy"}, default="rbf"
         Kernel factor of the numeric features.
     bandwidth : {"auto", "median", "alignment", "scott", "silverman", "std"} or float, \
@@ -199,10 +198,9 @@ class HSICShapleySelector(ShapleySelectorBase):
         Bandwidth scales: the statistic is attributed with the numeric bandwidths times
         each scale, and the games are added up, each divided by the standard deviation of
         its joint kernel over the pairs so that no scale dominates. "auto" is ``(1,)``
-        where ``value_function="auto"`` ranks by the paper's game without tests (the
-        published game: one median-heuristic bandwidth per feature; a second scale selected
-        no better on real data, at twice the cost) and ``(1, sqrt(n_numeric_features))``
-        otherwise: scale 1 resolves what
+        where ``value_function="auto"`` ranks without tests (the model game fits one
+        kernel; the paper's game selected no better with a second scale, at twice the cost)
+        and ``(1, sqrt(n_numeric_features))`` otherwise: scale 1 resolves what
         each feature does on its own scale, while the product of d such factors is a
         kernel far narrower than the data; scale sqrt(d) gives a joint kernel about as
         wide as the joint median heuristic, which keeps the overall test as powerful as
@@ -228,12 +226,10 @@ class HSICShapleySelector(ShapleySelectorBase):
     n_repetitions : int or "auto", default="auto"
         Block estimator only: partitions of the samples into blocks of ``block_size``.
         "auto": as many as draw about 4 x 10^7 / d pairs (the exact estimate's pairs where
-        ``estimator="auto"`` leaves it; 2 x 10^6 at d = 20), at least 10: the cost does not
-        drop where the estimate changes, and stays flat up to about n = 2 x 10^4 at d = 20
-        (``python -m benchmarks.scale.monotone``); with permutation tests 10, as each
-        permutation re-weights every pair drawn. ``n_repetitions_`` holds the count used.
-        Ten partitions agree with the exact estimate to a correlation of 0.999 at n = 4000
-        (``python -m benchmarks.scale.agreement``).
+        ``estimator="auto"`` leaves it; 2 x 10^6 at d = 20), at least 10, so the cost does
+        not drop where the estimate changes; with permutation tests 10, as each permutation
+        re-weights every pair drawn. ``n_repetitions_`` holds the count used; the scaling
+        guide measures how closely the estimate follows the exact one.
     n_permutations : int, default=None
         When positive, per-feature permutation p-values ``pvalues_`` and the p-value of the
         HSIC independence test ``pvalue_``. Each permutation of y re-weights the same pairs:
@@ -253,11 +249,10 @@ class HSICShapleySelector(ShapleySelectorBase):
         as :class:`~sklearn.feature_selection.SelectFwe` and
         :class:`~sklearn.feature_selection.SelectFdr` do; ``n_features_to_select`` is then
         ignored. Possibly no feature is kept. The maxT correction compares each feature with
-        the far tail of the permuted maxima, so more permutations keep more: a feature
-        shifted by 0.5 sd among 20 (MMD) was kept in 0.890 of 400 runs with 999
-        permutations and 0.868 with 199 (``python -m benchmarks.power``). Holm and
-        Benjamini-Hochberg multiply the smallest p-value, 1 / (1 + n_permutations), by the
-        number of features: a count too small to reach ``alpha`` gets a warning.
+        the far tail of the permuted maxima, so more permutations keep more (the tests
+        guide has the measurements). Holm and Benjamini-Hochberg multiply the smallest
+        p-value, 1 / (1 + n_permutations), by the number of features: a count too small to
+        reach ``alpha`` gets a warning.
     fdr : float in (0, 1), default=None
         When given, select by model-X knockoffs at this false discovery rate
         (:mod:`pkex_select.knockoffs`): Gaussian knockoff copies of the features are drawn,
@@ -283,9 +278,8 @@ class HSICShapleySelector(ShapleySelectorBase):
         ``fdr / 2`` are averaged and selected by e-BH at ``fdr`` (derandomised knockoffs,
         Ren and Barber 2023): the selection no longer hinges on one draw and the false
         discovery rate stays controlled, but it selects only when about 2 / ``fdr``
-        features pass (measured with 6 relevant features among 50, ``python -m
-        benchmarks.knockoffs``, a nonlinear response: power 0.10 with two draws at
-        ``fdr=0.2``, against 0.81 with one).
+        features pass, so with few relevant features it loses most of its power (the
+        selection guide has the measurements).
     value_function : {"auto", "model", "baseline", "anova", "observational"}, \
             default="auto"
         The game whose Shapley values are computed (see the user guide, "Reading the
@@ -316,12 +310,10 @@ class HSICShapleySelector(ShapleySelectorBase):
     anova_weight : "auto" or float in (0, 1], default="auto"
         The weight w of the ANOVA game's factors ``1 + w K~_j``; an interaction of q
         features carries w^q. "auto": 1 up to 6 features, 6 / d beyond. A smaller w
-        favours main effects, a larger one interactions: on XOR among 20 features (n = 300)
-        the overall test rejected in 100% of data sets with w = 1 and 29% with "auto" (w =
-        0.3), while w = 1 lost up to 13 points to the baseline game on single main effects
-        beside 19 noise features and let a group of 11 correlated voice measures outrank
-        the strongest features of the Parkinson data (``python -m benchmarks.power``,
-        ``python -m benchmarks.games.weight``). Used by ``value_function="anova"`` only.
+        favours main effects, a larger one interactions (a pure interaction such as XOR
+        among 20 features is found far more often with w = 1, single main effects less
+        often: the tests guide has the measurements). Used by ``value_function="anova"``
+        only.
     interactions : {"SII", "BII", "STII", "k-SII", "Moebius"}, default=None
         Also compute the pairwise interaction index of the statistic's game,
         ``interaction_values_`` (see :func:`pkex_select.interaction_values`). About as costly

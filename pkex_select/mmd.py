@@ -71,8 +71,8 @@ def mmd_shapley_values(
         unbiased MMD^2 in O(n B d^2) time, for very large samples.
     block_size, n_repetitions : int, default=20, 10
         Block estimator only: ``n_repetitions`` partitions of the samples into blocks of
-        ``block_size``. Ten partitions (three before 0.2) agree with the exact estimate to a
-        correlation of 0.999 at n = 4000 (``python -m benchmarks.scale.agreement``).
+        ``block_size`` (the scaling guide measures how closely the estimate follows the
+        exact one).
     value_function : {"baseline", "observational", "anova"}, default="baseline"
         "anova": each ``K[j]`` is U-centred over the pooled sample (over each block for
         "block"), the factors are ``1 + K~[j]``, a removed one becomes all ones, and only
@@ -228,10 +228,9 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         not change gets about 0 and one that did a positive value, beside a dominant
         change too. It answers both of the attributor's questions, the k features that
         differ most and which features differ at a controlled error: its top k found the
-        changed features as often as the paper's game ("baseline") over four kinds of
-        change (recall 0.823 against 0.824, 100 data sets each; 0.933 against 0.867 where
-        a weak shift stands beside a strong one, ``python -m benchmarks.selection.shift``),
-        and its tests keep more weak shifts (``python -m benchmarks.games``). "auto" is
+        changed features as often as the paper's game ("baseline") and the model game
+        ("model"), more often where a weak shift stands beside a strong one, and its tests
+        keep more weak shifts (the selection guide has the measurements). "auto" is
         therefore "anova" here. "observational" replaces a removed feature's Gram matrix
         by its mean over each cell (P x P, Q x Q, P x Q), as in the published authors'
         code; its v(empty), the MMD^2 of those means, already holds each feature's

@@ -150,7 +150,7 @@ def relevant_data(seed, n=300, d=20, n_relevant=10):
     return X, y
 
 
-@pytest.mark.parametrize("game", ["baseline", "anova"])
+@pytest.mark.parametrize("game", ["baseline", "anova", "model"])
 def test_swapping_a_column_with_its_knockoff_negates_its_statistic(game):
     X, y = relevant_data(0, n=120, d=6, n_relevant=3)
     selector = HSICShapleySelector(value_function=game).fit(X, y)
@@ -166,7 +166,10 @@ def test_swapping_a_column_with_its_knockoff_negates_its_statistic(game):
     )
     sign = np.ones(6)
     sign[[1, 4]] = -1
-    np.testing.assert_allclose(W_swapped, sign * W, rtol=1e-12, atol=1e-15 * np.abs(W).max())
+    # The model game's bandwidths come from L-BFGS-B, whose iterates on permuted columns
+    # differ in the last digits of its sums: equal to its tolerance, not to rounding.
+    atol = (1e-9 if game == "model" else 1e-15) * np.abs(W).max()
+    np.testing.assert_allclose(W_swapped, sign * W, rtol=1e-12, atol=atol)
 
 
 def test_fdr_selects_the_relevant_features():

@@ -148,8 +148,8 @@ def test_attributor_ranks_by_the_model_game_on_request():
     assert attributor.get_support(indices=True).tolist() == [2]
 
 
-@pytest.mark.parametrize("option", [{"alpha": 0.05}, {"n_permutations": 99}, {"fdr": 0.2}])
-def test_the_model_game_refuses_tests_and_knockoffs(option):
+@pytest.mark.parametrize("option", [{"alpha": 0.05}, {"n_permutations": 99}])
+def test_the_model_game_refuses_tests(option):
     X, y = make_friedman1(60, 5, random_state=0)
     with pytest.raises(ValueError, match="value_function='model'"):
         HSICShapleySelector(value_function="model", **option).fit(X, y)
