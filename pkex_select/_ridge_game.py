@@ -20,7 +20,7 @@ from sklearn.utils import check_random_state
 from ._interactions import interaction_values
 from .kernels import factor_of_difference
 
-__all__ = ["model_rows", "model_values", "ridge_targets"]
+__all__ = ["model_rows", "model_values", "restore_rows", "restored_features", "ridge_targets"]
 
 # The factor tensor of the rows' pairs takes 8 * rows^2 * d bytes: at most about 200 MB.
 _TENSOR_ENTRIES = 25_000_000
@@ -28,15 +28,30 @@ _MAX_ROWS = 1000
 
 # Ridge penalties tried, relative to the kernel's unit diagonal.
 _PENALTIES = 10.0 ** np.arange(-4.0, 2.01, 0.5)
+# restored_features: a feature widened more than e^this below its median-heuristic parameter
+# was set aside; it is restored where the leave-one-out error drops by more than this share.
+_SET_ASIDE = 3.0
+_RESTORE_GAIN = 0.1
+# restored_features' rows: one eigendecomposition per candidate feature.
+_RESTORE_ROWS = 400
+
+
+def _rows(n_samples, most, random_state):
+    if n_samples <= most:
+        return np.arange(n_samples)
+    return np.sort(check_random_state(random_state).choice(n_samples, most, replace=False))
 
 
 def model_rows(n_samples, n_features, random_state=None):
     """The rows the model is fitted and explained on: all up to 1000 (fewer beyond 25
     features, to bound memory), else a uniform subsample, sorted."""
     most = min(_MAX_ROWS, int((_TENSOR_ENTRIES / max(n_features, 1)) ** 0.5))
-    if n_samples <= most:
-        return np.arange(n_samples)
-    return np.sort(check_random_state(random_state).choice(n_samples, most, replace=False))
+    return _rows(n_samples, most, random_state)
+
+
+def restore_rows(n_samples, random_state=None):
+    """The rows :func:`restored_features` decides on: up to 400, uniformly, sorted."""
+    return _rows(n_samples, _RESTORE_ROWS, random_state)
 
 
 def ridge_targets(columns, kernels):
@@ -67,9 +82,9 @@ def _factor_tensor(data, kernels, gammas):
     return differences
 
 
-def _ridge_weights(K, targets):
-    """Dual coefficients of kernel ridge regression, its penalty chosen by the exact
-    leave-one-out error (one eigendecomposition serves every penalty)."""
+def _leave_one_out(K, targets):
+    """Kernel ridge regression's smallest exact leave-one-out mean squared error over the
+    penalties, that penalty, and K's eigendecomposition (one serves every penalty)."""
     eigenvalues, eigenvectors = np.linalg.eigh(K)
     projected = eigenvectors.T @ targets
     best_error, best_penalty = np.inf, _PENALTIES[0]
@@ -80,7 +95,48 @@ def _ridge_weights(K, targets):
         error = np.mean(np.square(residuals / (1.0 - hat_diagonal)[:, None]))
         if error < best_error:
             best_error, best_penalty = error, penalty
-    return eigenvectors @ (projected / (eigenvalues + best_penalty)[:, None])
+    return best_error, best_penalty, (eigenvalues, eigenvectors, projected)
+
+
+def _ridge_weights(K, targets):
+    """Dual coefficients of kernel ridge regression at the leave-one-out penalty."""
+    _, penalty, (eigenvalues, eigenvectors, projected) = _leave_one_out(K, targets)
+    return eigenvectors @ (projected / (eigenvalues + penalty)[:, None])
+
+
+def restored_features(data, kernels, gammas, median_gammas, targets):
+    """The features whose median-heuristic parameter is put back in place of ``gammas``:
+    those the alignment set aside and the ridge predicts better with.
+
+    The alignment can widen away a feature whose effect is not monotone (sin 3x beside
+    stronger monotone effects): its product kernel aligns better with y without it, though
+    a model would use it. Each feature widened more than e^3 below its median-heuristic
+    parameter, most widened first, gets that parameter back where it lowers the ridge's
+    leave-one-out error by more than 1%, on the rows given (about 400: one
+    eigendecomposition per candidate). On friedman1 and a planted design that restores the
+    one non-monotone feature in each of 6 data sets and none of the noise features.
+
+    Returns
+    -------
+    ndarray of bool of shape (n_features,)
+    """
+    gammas = np.array(gammas, dtype=np.float64)
+    median_gammas = np.asarray(median_gammas, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        widened = np.log(gammas / median_gammas)
+    restored = np.zeros(gammas.size, dtype=bool)
+    candidates = np.flatnonzero(widened < -_SET_ASIDE)
+    if candidates.size == 0:
+        return restored
+    factors = _factor_tensor(data, kernels, gammas)
+    error = _leave_one_out(np.prod(factors, axis=2), targets)[0]
+    for j in candidates[np.argsort(widened[candidates])]:
+        trial = factors.copy()
+        trial[..., j] = _factor_tensor(data[:, [j]], [kernels[j]], median_gammas[[j]])[..., 0]
+        trial_error = _leave_one_out(np.prod(trial, axis=2), targets)[0]
+        if trial_error < (1.0 - _RESTORE_GAIN) * error:
+            error, factors, restored[j] = trial_error, trial, True
+    return restored
 
 
 def model_values(data, kernels, gammas, targets, n_jobs=None):

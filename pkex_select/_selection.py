@@ -24,7 +24,7 @@ from ._bandwidth_alignment import aligned_bandwidths, alignment_rows
 from ._features import JointFactors, non_numeric_message, prepare_features, with_bandwidths
 from ._interactions import INDICES
 from ._pvalues import CORRECTIONS, permutations_needed, smallest_adjusted_pvalue
-from ._ridge_game import model_rows, model_values
+from ._ridge_game import model_rows, model_values, restore_rows, restored_features
 from ._scheduling import progress_printer
 from ._statistics import VALUE_FUNCTIONS
 from ._validation import check_no_missing, dates_as_days, from_arrow
@@ -270,7 +270,12 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         # What is costly is cached (with memory set); the key leaves out what only selects.
         memory = check_memory(self.memory)
         features = self._prepare_features(
-            X, self._categorical_mask_, target, self.value_function_, memory
+            X,
+            self._categorical_mask_,
+            target,
+            self.value_function_,
+            memory,
+            column_names=getattr(self, "feature_names_in_", None),
         )
         n_permutations = self._permutation_count(int((~features.constant).sum()))
         attribute = memory.cache(_pairgame.attribute, ignore=["n_jobs", "progress"])
@@ -337,7 +342,19 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             features.gammas[0],
             self._target_gram(target, rows),
         )
-        return with_bandwidths(features, bandwidths)
+        aligned = with_bandwidths(features, bandwidths)
+        if game != "model":
+            return aligned
+        # The model game's ridge takes back a set-aside feature it predicts better with.
+        rows = restore_rows(X.shape[0], self.random_state)
+        restored = memory.cache(restored_features)(
+            features.data[rows],
+            features.kernels,
+            aligned.gammas[0],
+            features.gammas[0],
+            self._ridge_targets(target, rows),
+        )
+        return with_bandwidths(aligned, np.where(restored, features.bandwidths, aligned.bandwidths))
 
     def _model_values(self, features, target, memory):
         """The model game's values (see _ridge_game.py)."""

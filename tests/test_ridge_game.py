@@ -15,6 +15,7 @@ from pkex_select._ridge_game import (
     _ridge_weights,
     model_rows,
     model_values,
+    restored_features,
     ridge_targets,
 )
 
@@ -153,3 +154,25 @@ def test_the_model_game_refuses_tests(option):
     X, y = make_friedman1(60, 5, random_state=0)
     with pytest.raises(ValueError, match="value_function='model'"):
         HSICShapleySelector(value_function="model", **option).fit(X, y)
+
+
+def test_a_set_aside_feature_the_ridge_needs_is_restored_and_noise_is_not():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(400, 8))
+    y = X[:, 0] + np.sin(3 * X[:, 1]) + 0.3 * rng.normal(size=400)
+    targets = ridge_targets(((y - y.mean()) / y.std())[:, None], ["rbf"])
+    median = np.full(8, 0.5)
+    aligned = np.r_[0.3, np.full(7, 0.5 * np.exp(-6.0))]  # all but x0 set aside
+    restored = restored_features(X, ["rbf"] * 8, aligned, median, targets)
+    assert restored.tolist() == [False, True] + [False] * 6
+    nothing_set_aside = restored_features(X, ["rbf"] * 8, median, median, targets)
+    assert not nothing_set_aside.any()
+
+
+def test_planted_non_monotone_effects_are_ranked_on_top():
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(600, 20))
+    y = X[:, 0] + X[:, 1] ** 2 + np.sin(3 * X[:, 2]) + X[:, 3] + 0.5 * X[:, 4]
+    y += 0.5 * rng.normal(size=600)
+    selected = HSICShapleySelector(5, random_state=0).fit(X, y).get_support(indices=True)
+    assert selected.tolist() == [0, 1, 2, 3, 4]
