@@ -72,14 +72,17 @@ def ridge_targets(columns, kernels):
 
 def _factor_tensor(data, kernels, gammas):
     """Kernel factors of every pair of rows: (n_rows, n_rows, n_features)."""
-    differences = data[:, None, :] - data[None, :, :]
     kernels = np.asarray(kernels)
+    if np.all(kernels == kernels[0]):
+        return factor_of_difference(data[:, None, :] - data[None, :, :], kernels[0], gammas)
+    # Each kernel's columns as one contiguous block, computed in place, then written out
+    # once: in place on strided or fancy-indexed views is 5 to 12 times slower.
+    factors = np.empty((data.shape[0], data.shape[0], data.shape[1]))
     for kernel in set(kernels):
         columns = np.flatnonzero(kernels == kernel)
-        differences[..., columns] = factor_of_difference(
-            differences[..., columns], kernel, gammas[columns]
-        )
-    return differences
+        block = data[:, None, columns] - data[None, :, columns]
+        factors[..., columns] = factor_of_difference(block, kernel, gammas[columns])
+    return factors
 
 
 def _leave_one_out(K, targets):
