@@ -228,16 +228,17 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         not change gets about 0 and one that did a positive value, beside a dominant
         change too. It answers both of the attributor's questions, the k features that
         differ most and which features differ at a controlled error: its top k found the
-        changed features as often as the paper's game ("baseline") and the model game
-        ("model"), more often where a weak shift stands beside a strong one, and its tests
-        keep more weak shifts (the selection guide has the measurements). "auto" is
-        therefore "anova" here. "observational" replaces a removed feature's Gram matrix
-        by its mean over each cell (P x P, Q x Q, P x Q), as in the published authors'
-        code; its v(empty), the MMD^2 of those means, already holds each feature's
-        marginal drift, so the values split only what is left and do not point at
-        drifted features. Its means change with the labels, so each permutation is a
-        game of its own: a test costs one pass of the engine per permutation, not one
-        matrix product.
+        changed features as often as the paper's game ("baseline") over four kinds of
+        change and more often than the model game ("model", a kernel classifier of the
+        sample labels explained row by row), which is ahead only where a correlation alone
+        changed; its tests keep more weak shifts (the selection guide has the
+        measurements). "auto" is therefore "anova" here. "observational" replaces a
+        removed feature's Gram matrix by its mean over each cell (P x P, Q x Q, P x Q), as
+        in the published authors' code; its v(empty), the MMD^2 of those means, already
+        holds each feature's marginal drift, so the values split only what is left and do
+        not point at drifted features. Its means change with the labels, so each
+        permutation is a game of its own: a test costs one pass of the engine per
+        permutation, not one matrix product.
     anova_weight : "auto" or float in (0, 1], default="auto"
         The weight w of the ANOVA game's factors ``1 + w K~_j``; an interaction of q
         features carries w^q. "auto": 1 up to 6 features, 6 / d beyond. A smaller w
