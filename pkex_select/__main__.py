@@ -76,8 +76,9 @@ _READING = {
     "model should use. To test which columns y depends on, use --alpha.",
     "model": "Game: the model's. A kernel ridge of the target on every column, at bandwidths "
     "aligned with it, is\nexplained row by row; a value is how far the column moves the fitted "
-    "function on average (mean\nabsolute Shapley value, in standard deviations of the target). "
-    "0: the model does not use it.\nTo test which columns y depends on, use --alpha.",
+    "function on average (mean\nabsolute Shapley value, in standard deviations of the target or "
+    "in class indicators). 0: the model\ndoes not use it. To test which columns y depends on, "
+    "use --alpha.",
     "observational": "A removed feature's kernel becomes its mean, which keeps part of every "
     "feature in the empty coalition:\nthe values split what is left.",
 }
@@ -551,10 +552,14 @@ def _print_table(rows, selector, title, out):
             "exact estimate over all pairs).",
             file=out,
         )
+    parts = (
+        "Each feature's value is its part of the model's moves (below), not of this"
+        if selector.value_function_ == "model"
+        else "Each feature's value is its part of it; the values add up to it"
+    )
     print(
-        f"How strongly y depends on the features: {selector.hsic_:.6g}{widths}.\nEach "
-        "feature's value is its part of it; the values add up to it, and share = value / "
-        "(sum of |values|).",
+        f"How strongly y depends on the features: {selector.hsic_:.6g}{widths}.\n{parts}, "
+        "and share = value / (sum of |values|).",
         file=out,
     )
     if hasattr(selector, "pvalue_"):

@@ -639,3 +639,11 @@ def test_fdr_that_selects_nothing_says_why_in_flags(capsys, tmp_path):
     assert status == 0 and "selected (0 of 8)" in out
     assert "at least 5 features" in err and "--alpha (every column" in err and "--k" in err
     assert "n_features_to_select" not in err
+
+
+def test_the_model_games_header_does_not_claim_the_values_add_up(capsys, tmp_path, planted):
+    path = tmp_path / "planted.csv"
+    planted.to_csv(path, index=False)
+    status, out, _ = _rank(capsys, path, "--target", "y", "--k", "2")
+    assert status == 0 and "Game: the model's" in out
+    assert "not of this" in out and "the values add up to it" not in out
