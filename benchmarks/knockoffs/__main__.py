@@ -224,9 +224,9 @@ def main(argv=None):
         "CPU seconds per knockoff draw "
         "(median over data sets): "
         + ", ".join(
-            f"{game} {seconds:.2f} ({seconds / plain:.1f}x" for game, seconds in times.items()
+            f"{game} {seconds:.2f} ({seconds / plain:.1f}x)" for game, seconds in times.items()
         )
-        + f" a plain fit of the selector, {plain:.2f} s)."
+        + f", against a plain fit of the selector, {plain:.2f} s."
     )
     table = markdown_table(list(rows[0]), [list(r.values()) for r in rows])
     name = "knockoffs" if args.games == ["auto"] else "knockoffs-" + "-".join(args.games)
