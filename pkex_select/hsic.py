@@ -453,7 +453,10 @@ class HSICShapleySelector(ShapleySelectorBase):
     >>> selector = HSICShapleySelector(n_features_to_select=2).fit(X, y)
     >>> selector.get_support(indices=True)
     array([2, 5])
-    >>> bool(np.isclose(selector.shapley_values_.sum(), selector.hsic_))
+    >>> selector.value_function_    # the kernel model's game, for k features
+    'model'
+    >>> paper = HSICShapleySelector(value_function="baseline").fit(X, y)
+    >>> bool(np.isclose(paper.shapley_values_.sum(), paper.hsic_))  # the statistic's game
     True
     """
 
