@@ -20,9 +20,9 @@ import numpy as np
 from scipy.optimize import minimize
 from sklearn.utils import check_random_state
 
-from .kernels import factor_of_difference
+from .kernels import factor_of_difference, kernel_distances
 
-__all__ = ["aligned_bandwidths", "alignment_rows"]
+__all__ = ["aligned_bandwidths", "alignment_rows", "subsample_rows"]
 
 # Subsample pairs times features: about 50 MB per float64 array.
 _PAIR_FEATURES = 6_000_000
@@ -39,19 +39,18 @@ _POWER = {"rbf": 2.0, "cauchy": 2.0, "laplacian": 1.0}
 _WIDER, _NARROWER = 10.0, 7.0
 
 
-def alignment_rows(n_samples, n_features, random_state=None):
-    """The rows whose pairs the alignment is computed on: all of them up to 600 (fewer
-    beyond 20 features, to bound memory), else a uniform subsample, sorted."""
-    most = min(_MAX_ROWS, int((2 * _PAIR_FEATURES / max(n_features, 1)) ** 0.5) + 1)
+def subsample_rows(n_samples, most, random_state=None):
+    """All rows up to ``most``, else ``most`` of them drawn uniformly; sorted."""
     if n_samples <= most:
         return np.arange(n_samples)
     return np.sort(check_random_state(random_state).choice(n_samples, most, replace=False))
 
 
-def _distances(differences, kernel):
-    """u in each factor k(gamma u): squared differences for the RBF and Cauchy kernels,
-    absolute ones for the Laplacian."""
-    return np.abs(differences) if kernel == "laplacian" else np.square(differences)
+def alignment_rows(n_samples, n_features, random_state=None):
+    """The rows whose pairs the alignment is computed on: all of them up to 600 (fewer
+    beyond 20 features, to bound memory), else a uniform subsample, sorted."""
+    most = min(_MAX_ROWS, int((2 * _PAIR_FEATURES / max(n_features, 1)) ** 0.5) + 1)
+    return subsample_rows(n_samples, most, random_state)
 
 
 def aligned_bandwidths(data, kernels, bandwidths, gammas, target_gram):
@@ -92,7 +91,7 @@ def aligned_bandwidths(data, kernels, bandwidths, gammas, target_gram):
     for j in np.flatnonzero(varying & is_delta):
         fixed *= factor_of_difference(data[first, j] - data[second, j], "delta")
     distances = np.column_stack(
-        [_distances(data[first, j] - data[second, j], kernels[j]) for j in widths]
+        [kernel_distances(data[first, j] - data[second, j], kernels[j]) for j in widths]
     )
     cauchy = np.array([kernels[j] == "cauchy" for j in widths], dtype=bool)
     exponential_distances = np.asfortranarray(distances[:, ~cauchy])

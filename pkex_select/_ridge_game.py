@@ -9,14 +9,14 @@ function of :class:`~pkex_select.ProductKernelExplainer`), and a feature's value
 absolute Shapley value over the rows, summed over the outputs: how far, on average, it moves
 the fitted function, in units of the standardised target. The values are exact Shapley
 values of each row's game; the model is fitted and explained on the rows of
-:func:`~pkex_select._bandwidth_alignment.alignment_rows` (up to 600).
+:func:`model_rows` (up to 1000).
 
 A feature the model ignores gets 0; no value is negative, so shares compare directly.
 """
 
 import numpy as np
-from sklearn.utils import check_random_state
 
+from ._bandwidth_alignment import subsample_rows
 from ._interactions import interaction_values
 from .kernels import factor_of_difference
 
@@ -36,22 +36,16 @@ _RESTORE_GAIN = 0.1
 _RESTORE_ROWS = 400
 
 
-def _rows(n_samples, most, random_state):
-    if n_samples <= most:
-        return np.arange(n_samples)
-    return np.sort(check_random_state(random_state).choice(n_samples, most, replace=False))
-
-
 def model_rows(n_samples, n_features, random_state=None):
     """The rows the model is fitted and explained on: all up to 1000 (fewer beyond 25
     features, to bound memory), else a uniform subsample, sorted."""
     most = min(_MAX_ROWS, int((_TENSOR_ENTRIES / max(n_features, 1)) ** 0.5))
-    return _rows(n_samples, most, random_state)
+    return subsample_rows(n_samples, most, random_state)
 
 
 def restore_rows(n_samples, random_state=None):
     """The rows :func:`restored_features` decides on: up to 400, uniformly, sorted."""
-    return _rows(n_samples, _RESTORE_ROWS, random_state)
+    return subsample_rows(n_samples, _RESTORE_ROWS, random_state)
 
 
 def ridge_targets(columns, kernels):

@@ -74,6 +74,14 @@ def kernel_factor(a: ArrayLike, b: ArrayLike, kernel: str, gamma: ArrayLike = 1.
     return factor_of_difference(diff, kernel, gamma)
 
 
+def kernel_distances(diff, kernel):
+    """The u of each factor k(gamma u) from differences ``a - b``, in place: |a - b| for the
+    Laplacian kernel, (a - b)^2 for the RBF and Cauchy kernels."""
+    if kernel == "laplacian":
+        return np.abs(diff, out=diff)
+    return np.square(diff, out=diff)
+
+
 def factor_of_difference(diff, kernel, gamma=1.0):
     """Kernel factor from the differences ``a - b`` of numeric values, computed in place.
 
@@ -84,10 +92,7 @@ def factor_of_difference(diff, kernel, gamma=1.0):
         return np.equal(diff, 0.0, out=diff, casting="unsafe")
     if kernel not in KERNELS:
         raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}.")
-    if kernel == "laplacian":
-        np.abs(diff, out=diff)
-    else:
-        np.square(diff, out=diff)
+    kernel_distances(diff, kernel)
     # Equal values stay at difference 0 (factor 1) for any gamma: inf * 0 would be NaN.
     np.multiply(diff, gamma, out=diff, where=diff != 0)
     if kernel == "cauchy":

@@ -6,7 +6,7 @@ from scipy.optimize import approx_fprime
 
 from pkex_select import HSICShapleySelector, MMDShapleyAttributor
 from pkex_select import _bandwidth_alignment as alignment
-from pkex_select.kernels import factor_of_difference, gamma_from_bandwidth
+from pkex_select.kernels import factor_of_difference, gamma_from_bandwidth, kernel_distances
 
 rng = np.random.default_rng(3)
 KERNELS = ["rbf", "laplacian", "cauchy", "rbf", "delta"]
@@ -52,7 +52,7 @@ def test_the_loss_is_minus_the_log_alignment_plus_the_narrowness_penalty(monkeyp
         alignment._PENALTY
         * np.exp(point[j])
         * np.mean(
-            alignment._distances(X[:, None, j] - X[None, :, j], KERNELS[j])[
+            kernel_distances(X[:, None, j] - X[None, :, j], KERNELS[j])[
                 np.triu_indices(X.shape[0], 1)
             ]
         )

@@ -1,8 +1,5 @@
 """The model game (value_function="model"): a kernel ridge fit explained row by row."""
 
-import itertools
-import math
-
 import numpy as np
 import pytest
 from sklearn.datasets import make_friedman1
@@ -18,6 +15,7 @@ from pkex_select._ridge_game import (
     restored_features,
     ridge_targets,
 )
+from tests.references import general_coalition_values, shapley_from_coalition_values
 
 
 def test_targets_are_centred_indicators_for_labels_and_columns_for_values():
@@ -56,20 +54,13 @@ def test_ridge_weights_are_kernel_ridge_at_the_leave_one_out_penalty():
 
 def _enumerated_mean_abs_shapley(factors, weights, removed):
     """Mean over rows of |phi_j|, each row's game enumerated over all 2^d coalitions."""
-    n_rows, _, d = factors.shape
-    phi = np.zeros((n_rows, d, weights.shape[1]))
-    for size in range(d):
-        weight = math.factorial(size) * math.factorial(d - size - 1) / math.factorial(d)
-        for coalition in itertools.combinations(range(d), size):
-            inside = np.zeros(d, dtype=bool)
-            inside[list(coalition)] = True
-            for j in np.flatnonzero(~inside):
-                with_j = inside.copy()
-                with_j[j] = True
-                value_with = np.prod(np.where(with_j, factors, removed), axis=2) @ weights
-                value_without = np.prod(np.where(inside, factors, removed), axis=2) @ weights
-                phi[:, j] += weight * (value_with - value_without)
-    return np.abs(phi).sum(axis=2).mean(axis=0)
+    d = factors.shape[2]
+    phi = [
+        shapley_from_coalition_values(general_coalition_values(row, removed, output), d)
+        for row in factors
+        for output in weights.T
+    ]
+    return np.abs(np.reshape(phi, (factors.shape[0], weights.shape[1], d))).sum(axis=1).mean(axis=0)
 
 
 @pytest.mark.parametrize("kernels", [["rbf"] * 4, ["rbf", "laplacian", "delta", "cauchy"]])
