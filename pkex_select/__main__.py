@@ -4,7 +4,8 @@ pkex-select                          # demo: the Wisconsin breast-cancer data
 pkex-select rank FILE.csv --target COL [--task auto|classification|regression]
             [--k K | --alpha A | --fdr Q] [--estimator auto|biased|unbiased|block]
             [--permutations N]
-            [--value-function auto|anova|baseline|observational] [--na-values LIST]
+            [--value-function auto|model|anova|baseline|observational]
+            [--missing error|drop|impute] [--na-values LIST] [--sep CHAR]
             [--plot out.png] [--json]
 """
 
@@ -243,6 +244,8 @@ def _separator_and_header(path, sep=None):
 
 
 _PERCENT = r"^\s*[-+]?(\d+(\.\d*)?|\.\d+)\s*%\s*$"
+# A text column with at least this share of numbers gets a note naming the other cells.
+_MOSTLY_NUMERIC = 0.9
 
 
 def _read_table(path, na_values, sep=None):
@@ -298,6 +301,16 @@ def _read_table(path, na_values, sep=None):
             if dates.notna().sum() == text.notna().sum() and dates.notna().any():
                 frame[column] = dates
                 _note(f"column {column!r} read as dates, in days since 1970-01-01")
+            elif numbers.notna().sum() >= _MOSTLY_NUMERIC * text.notna().sum():
+                # A stray word in a column of numbers makes every number a label of its own.
+                stray = text[text.notna() & numbers.isna()].astype(str)
+                _note(
+                    f"column {column!r} is numeric except in {len(stray)} "
+                    f"row{'s' if len(stray) > 1 else ''} (such as "
+                    f"{stray.iloc[0]!r} in row {stray.index[0] + 2} of the file), so it is "
+                    "read as text labels; correct those cells, or give them as missing with "
+                    f"--na-values {stray.iloc[0]}"
+                )
     return dates_as_days(frame)
 
 

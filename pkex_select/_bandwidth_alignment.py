@@ -11,7 +11,10 @@ centred kernel-target alignment of the product kernel K with the target's kernel
 
 (Cortes, Mohri and Rostamizadeh, JMLR 13, 2012), less a small penalty on the joint kernel's
 narrowness, over the log kernel parameters of the numeric features: L-BFGS-B with the exact
-gradient on the pairs of up to 600 rows. A feature y does not depend on is widened until
+gradient on the pairs of up to 600 rows. For the model game a categorical column is aligned
+too, as the factor exp(-gamma [a != b]) (the delta kernel as gamma grows): an identifier or a
+label y does not depend on is widened to a factor near 1 instead of cutting the joint kernel
+to its diagonal. A feature y does not depend on is widened until
 its factor is 1 on nearly every pair (value about 0 in every game), and of two features
 that carry the same information the penalty keeps one.
 """
@@ -22,7 +25,7 @@ from sklearn.utils import check_random_state
 
 from .kernels import factor_of_difference, kernel_distances
 
-__all__ = ["aligned_bandwidths", "alignment_rows", "subsample_rows"]
+__all__ = ["aligned_bandwidths", "alignment_rows", "canonical_order", "subsample_rows"]
 
 # Subsample pairs times features: about 50 MB per float64 array.
 _PAIR_FEATURES = 6_000_000
@@ -53,8 +56,20 @@ def alignment_rows(n_samples, n_features, random_state=None):
     return subsample_rows(n_samples, most, random_state)
 
 
-def aligned_bandwidths(data, kernels, bandwidths, gammas, target_gram):
-    """Bandwidths of the numeric features that maximise the penalised centred alignment.
+def canonical_order(data, kernels, columns):
+    """``columns`` sorted by kernel, then by their values: the order the optimiser sees.
+
+    Its sums then do not depend on the order of the columns to the last digit, which
+    L-BFGS-B would turn into differences at its tolerance; a knockoff swap must negate W
+    exactly.
+    """
+    kernel_codes = np.unique(np.asarray(kernels)[columns], return_inverse=True)[1]
+    return columns[np.lexsort(np.vstack([data[:, columns], kernel_codes]))]
+
+
+def aligned_bandwidths(data, kernels, bandwidths, gammas, target_gram, align_categories=False):
+    """Bandwidths of the numeric features that maximise the penalised centred alignment, and
+    (with ``align_categories``) the factors of the categorical ones on pairs that differ.
 
     Parameters
     ----------
@@ -68,19 +83,27 @@ def aligned_bandwidths(data, kernels, bandwidths, gammas, target_gram):
         without a width are returned as given).
     target_gram : ndarray of shape (n_rows, n_rows)
         The target's Gram matrix on those rows.
+    align_categories : bool, default=False
+        Whether the "delta" columns are aligned too, as exp(-gamma [a != b]).
 
     Returns
     -------
-    ndarray of shape (n_features,)
+    bandwidths : ndarray of shape (n_features,)
         The aligned bandwidths; those of "delta" columns and of columns constant on the rows
         are returned as given.
+    mismatch_factors : ndarray of shape (n_features,)
+        Each "delta" column's factor on pairs whose values differ: 0 (the delta kernel)
+        unless ``align_categories``; 0 for the other columns.
     """
     is_delta = np.array([k == "delta" for k in kernels])
     varying = np.ptp(data, axis=0) > 0
-    widths = np.flatnonzero(varying & ~is_delta)
+    widths = canonical_order(
+        data, kernels, np.flatnonzero(varying & (~is_delta | align_categories))
+    )
     aligned = np.array(bandwidths, dtype=np.float64)
+    mismatch_factors = np.zeros(len(kernels))
     if widths.size == 0:
-        return aligned
+        return aligned, mismatch_factors
     n_rows = data.shape[0]
     first, second = np.triu_indices(n_rows, k=1)
     centred_target = target_gram - target_gram.mean(axis=0)
@@ -88,11 +111,17 @@ def aligned_bandwidths(data, kernels, bandwidths, gammas, target_gram):
     target_pairs = centred_target[first, second]
     target_trace = np.trace(centred_target)
     fixed = np.ones(first.size)
-    for j in np.flatnonzero(varying & is_delta):
+    for j in np.flatnonzero(varying & is_delta & ~align_categories):
         fixed *= factor_of_difference(data[first, j] - data[second, j], "delta")
+    # An aligned delta column's distance is [a != b]: its factor exp(-gamma u).
     distances = np.column_stack(
-        [kernel_distances(data[first, j] - data[second, j], kernels[j]) for j in widths]
-    )
+        [
+            data[first, j] != data[second, j]
+            if is_delta[j]
+            else kernel_distances(data[first, j] - data[second, j], kernels[j])
+            for j in widths
+        ]
+    ).astype(np.float64)
     cauchy = np.array([kernels[j] == "cauchy" for j in widths], dtype=bool)
     exponential_distances = np.asfortranarray(distances[:, ~cauchy])
     cauchy_distances = distances[:, cauchy]
@@ -139,6 +168,8 @@ def aligned_bandwidths(data, kernels, bandwidths, gammas, target_gram):
         bounds=list(zip(start - _WIDER, start + _NARROWER)),
         options={"maxiter": 100},
     )
-    powers = np.array([_POWER[kernels[j]] for j in widths])
-    aligned[widths] *= np.exp((median_gammas - result.x) / powers)
-    return aligned
+    numeric = ~is_delta[widths]
+    powers = np.array([_POWER[kernels[j]] for j in widths[numeric]])
+    aligned[widths[numeric]] *= np.exp((median_gammas[numeric] - result.x[numeric]) / powers)
+    mismatch_factors[widths[~numeric]] = np.exp(-np.exp(result.x[~numeric]))
+    return aligned, mismatch_factors

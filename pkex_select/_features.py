@@ -53,6 +53,9 @@ class PreparedFeatures:
     constant : ndarray of bool of shape (n_features,)
         Columns with a single value: their factor is 1 on every pair.
     categorical : ndarray of bool of shape (n_features,)
+    mismatch_factors : ndarray of shape (n_features,) or None
+        The model game's factor of each categorical column on pairs whose values differ
+        (aligned with y); None (or 0) is the delta kernel's. The statistic's games ignore it.
     """
 
     data: np.ndarray
@@ -62,6 +65,7 @@ class PreparedFeatures:
     gammas: tuple
     constant: np.ndarray
     categorical: np.ndarray
+    mismatch_factors: np.ndarray | None = None
 
     def factors(self):
         """The kernel factors of pairs of these columns, at every scale (:class:`DataFactors`)."""
@@ -170,7 +174,8 @@ def _warn_identifiers(columns, categorical, column_names):
     """Warn about categorical columns with (nearly) a distinct value in every row.
 
     Their delta factor is 0 on (nearly) every pair: in the baseline and observational games
-    that zeroes the joint kernel, and so every value and the statistic; the ANOVA game
+    that zeroes the joint kernel, and so every value and the statistic (the model game
+    aligns and usually drops it: ``_ridge_game.dropped_categories``); the ANOVA game
     centres it to about -1/n, close to the removed factor 1, so it costs the others little.
     """
     n = columns.shape[0]
@@ -182,8 +187,9 @@ def _warn_identifiers(columns, categorical, column_names):
             warnings.warn(
                 f"categorical column {name} has {counts.size} distinct values in {n} rows: "
                 f"only {equal_pairs:.2%} of its pairs of rows agree, like an identifier. Its "
-                "delta kernel is 0 on almost every pair, which in the 'baseline' and "
-                "'observational' games zeroes every value; drop it, or encode it as a "
+                "delta kernel is 0 on almost every pair: the model game drops such a column "
+                "where the ridge loses nothing without it, but in the 'baseline' and "
+                "'observational' games it zeroes every value; drop it, or encode it as a "
                 "number if it is one (a date, a count).",
                 IdentifierColumnWarning,
                 stacklevel=4,

@@ -9,7 +9,9 @@ function of :class:`~pkex_select.ProductKernelExplainer`), and a feature's value
 absolute Shapley value over the rows, summed over the outputs: how far, on average, it moves
 the fitted function, in units of the standardised target. The values are exact Shapley
 values of each row's game; the model is fitted and explained on the rows of
-:func:`model_rows` (up to 1000).
+:func:`model_rows` (up to 1000). A categorical column's factor is 1 on pairs that agree and
+its aligned ``mismatch_factors`` entry on pairs that differ, so that an identifier does not
+reduce the kernel to its diagonal (a model that memorises y, with every value on the ID).
 
 A feature the model ignores gets 0; no value is negative, so shares compare directly.
 """
@@ -20,7 +22,14 @@ from ._bandwidth_alignment import subsample_rows
 from ._interactions import interaction_values
 from .kernels import factor_of_difference
 
-__all__ = ["model_rows", "model_values", "restore_rows", "restored_features", "ridge_targets"]
+__all__ = [
+    "dropped_categories",
+    "model_rows",
+    "model_values",
+    "restore_rows",
+    "restored_features",
+    "ridge_targets",
+]
 
 # The factor tensor of the rows' pairs takes 8 * rows^2 * d bytes: at most about 200 MB.
 _TENSOR_ENTRIES = 25_000_000
@@ -32,7 +41,11 @@ _PENALTIES = 10.0 ** np.arange(-4.0, 2.01, 0.5)
 # was set aside; it is restored where the leave-one-out error drops by more than this share.
 _SET_ASIDE = 3.0
 _RESTORE_GAIN = 0.1
-# restored_features' rows: one eigendecomposition per candidate feature.
+# dropped_categories keeps a categorical column only where the leave-one-out error without
+# it is more than this share above the error with it.
+_CATEGORY_GAIN = 0.01
+# The rows of restored_features and dropped_categories: one eigendecomposition per column
+# tried.
 _RESTORE_ROWS = 400
 
 
@@ -44,7 +57,8 @@ def model_rows(n_samples, n_features, random_state=None):
 
 
 def restore_rows(n_samples, random_state=None):
-    """The rows :func:`restored_features` decides on: up to 400, uniformly, sorted."""
+    """The rows :func:`restored_features` and :func:`dropped_categories` decide on: up to
+    400, uniformly, sorted."""
     return subsample_rows(n_samples, _RESTORE_ROWS, random_state)
 
 
@@ -64,18 +78,25 @@ def ridge_targets(columns, kernels):
     return targets - targets.mean(axis=0)
 
 
-def _factor_tensor(data, kernels, gammas):
-    """Kernel factors of every pair of rows: (n_rows, n_rows, n_features)."""
+def _factor_tensor(data, kernels, gammas, mismatch_factors=None):
+    """Kernel factors of every pair of rows: (n_rows, n_rows, n_features); a "delta"
+    column's factor on pairs that differ is its ``mismatch_factors`` entry (default 0)."""
     kernels = np.asarray(kernels)
     if np.all(kernels == kernels[0]):
-        return factor_of_difference(data[:, None, :] - data[None, :, :], kernels[0], gammas)
-    # Each kernel's columns as one contiguous block, computed in place, then written out
-    # once: in place on strided or fancy-indexed views is 5 to 12 times slower.
-    factors = np.empty((data.shape[0], data.shape[0], data.shape[1]))
-    for kernel in set(kernels):
-        columns = np.flatnonzero(kernels == kernel)
-        block = data[:, None, columns] - data[None, :, columns]
-        factors[..., columns] = factor_of_difference(block, kernel, gammas[columns])
+        factors = factor_of_difference(data[:, None, :] - data[None, :, :], kernels[0], gammas)
+    else:
+        # Each kernel's columns as one contiguous block, computed in place, then written
+        # out once: in place on strided or fancy-indexed views is 5 to 12 times slower.
+        factors = np.empty((data.shape[0], data.shape[0], data.shape[1]))
+        for kernel in set(kernels):
+            columns = np.flatnonzero(kernels == kernel)
+            block = data[:, None, columns] - data[None, :, columns]
+            factors[..., columns] = factor_of_difference(block, kernel, gammas[columns])
+    if mismatch_factors is not None:
+        for j in np.flatnonzero((kernels == "delta") & (np.asarray(mismatch_factors) > 0)):
+            # 1 where the values agree, the mismatch factor where they differ.
+            factors[..., j] *= 1.0 - mismatch_factors[j]
+            factors[..., j] += mismatch_factors[j]
     return factors
 
 
@@ -101,7 +122,38 @@ def _ridge_weights(K, targets):
     return eigenvectors @ (projected / (eigenvalues + penalty)[:, None])
 
 
-def restored_features(data, kernels, gammas, median_gammas, targets):
+def dropped_categories(data, kernels, gammas, targets, mismatch_factors):
+    """The categorical columns the ridge predicts as well without: their factor becomes 1.
+
+    The alignment keeps a part of an identifier's delta kernel (its factor on pairs that
+    differ stays below 1), because that part adds to the Gram matrix's diagonal, and the
+    centred alignment counts the diagonal. To the ridge it is only more penalty, but the
+    Shapley values then credit the column with the fit's memorised part. Each categorical
+    column, the one with the most values first, is dropped (factor 1 on every pair) unless
+    that raises the ridge's leave-one-out error by more than 1%, on the rows given.
+
+    Returns
+    -------
+    ndarray of shape (n_features,)
+        ``mismatch_factors`` with the dropped columns' set to 1.
+    """
+    mismatch_factors = np.array(mismatch_factors, dtype=np.float64)
+    categorical = np.flatnonzero((np.asarray(kernels) == "delta") & (mismatch_factors < 1.0))
+    if categorical.size == 0:
+        return mismatch_factors
+    factors = _factor_tensor(data, kernels, gammas, mismatch_factors)
+    error = _leave_one_out(np.prod(factors, axis=2), targets)[0]
+    levels = [np.unique(data[:, j]).size for j in categorical]
+    for j in categorical[np.argsort(levels)[::-1]]:
+        trial = factors.copy()
+        trial[..., j] = 1.0
+        trial_error = _leave_one_out(np.prod(trial, axis=2), targets)[0]
+        if trial_error <= (1.0 + _CATEGORY_GAIN) * error:
+            error, factors, mismatch_factors[j] = min(error, trial_error), trial, 1.0
+    return mismatch_factors
+
+
+def restored_features(data, kernels, gammas, median_gammas, targets, mismatch_factors=None):
     """The features whose median-heuristic parameter is put back in place of ``gammas``:
     those the alignment set aside and the ridge predicts better with.
 
@@ -115,6 +167,9 @@ def restored_features(data, kernels, gammas, median_gammas, targets):
     study's real data sets the gains are mostly below 10% (``python -m
     benchmarks.selection`` ranked the 10% rule ahead of 1% and of no restoring).
 
+    Categorical columns (``mismatch_factors``, see :func:`_factor_tensor`) are never
+    restored: their alignment has no median-heuristic counterpart.
+
     Returns
     -------
     ndarray of bool of shape (n_features,)
@@ -124,10 +179,11 @@ def restored_features(data, kernels, gammas, median_gammas, targets):
     with np.errstate(divide="ignore"):
         widened = np.log(gammas / median_gammas)
     restored = np.zeros(gammas.size, dtype=bool)
-    candidates = np.flatnonzero(widened < -_SET_ASIDE)
+    numeric = np.asarray(kernels) != "delta"
+    candidates = np.flatnonzero(numeric & (widened < -_SET_ASIDE))
     if candidates.size == 0:
         return restored
-    factors = _factor_tensor(data, kernels, gammas)
+    factors = _factor_tensor(data, kernels, gammas, mismatch_factors)
     error = _leave_one_out(np.prod(factors, axis=2), targets)[0]
     for j in candidates[np.argsort(widened[candidates])]:
         trial = factors.copy()
@@ -138,7 +194,7 @@ def restored_features(data, kernels, gammas, median_gammas, targets):
     return restored
 
 
-def model_values(data, kernels, gammas, targets, n_jobs=None):
+def model_values(data, kernels, gammas, targets, mismatch_factors=None, n_jobs=None):
     """Mean absolute observational Shapley value of each feature in a kernel ridge fit.
 
     Parameters
@@ -151,13 +207,15 @@ def model_values(data, kernels, gammas, targets, n_jobs=None):
         The kernel parameters.
     targets : ndarray of shape (n_rows, n_outputs)
         Centred outputs (:func:`ridge_targets`).
+    mismatch_factors : ndarray of shape (n_features,), default=None
+        The categorical columns' factors on pairs that differ (None: 0, the delta kernel).
     n_jobs : int, default=None
 
     Returns
     -------
     ndarray of shape (n_features,)
     """
-    factors = _factor_tensor(data, kernels, np.asarray(gammas, dtype=np.float64))
+    factors = _factor_tensor(data, kernels, np.asarray(gammas, dtype=np.float64), mismatch_factors)
     weights = _ridge_weights(np.prod(factors, axis=2), targets)
     # A removed feature's factor is its mean over the rows: factors[a, i, j] for point i.
     removed = factors.mean(axis=0)

@@ -24,7 +24,13 @@ from ._bandwidth_alignment import aligned_bandwidths, alignment_rows
 from ._features import JointFactors, non_numeric_message, prepare_features, with_bandwidths
 from ._interactions import INDICES
 from ._pvalues import CORRECTIONS, permutations_needed, smallest_adjusted_pvalue
-from ._ridge_game import model_rows, model_values, restore_rows, restored_features
+from ._ridge_game import (
+    dropped_categories,
+    model_rows,
+    model_values,
+    restore_rows,
+    restored_features,
+)
 from ._scheduling import progress_printer
 from ._statistics import VALUE_FUNCTIONS
 from ._validation import check_no_missing, dates_as_days, from_arrow
@@ -332,27 +338,43 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             scales=resolve_selection_scales(self.scales, self.value_function, game),
             column_names=column_names,
         )
-        if bandwidth != "alignment":
-            return features
-        rows = alignment_rows(*X.shape, self.random_state)
-        bandwidths = memory.cache(aligned_bandwidths)(
-            features.data[rows],
-            features.kernels,
-            features.bandwidths,
-            features.gammas[0],
-            self._target_gram(target, rows),
-        )
-        aligned = with_bandwidths(features, bandwidths)
+        mismatch_factors = np.zeros(X.shape[1])
+        if bandwidth == "alignment":
+            rows = alignment_rows(*X.shape, self.random_state)
+            bandwidths, mismatch_factors = memory.cache(aligned_bandwidths)(
+                features.data[rows],
+                features.kernels,
+                features.bandwidths,
+                features.gammas[0],
+                self._target_gram(target, rows),
+                align_categories=game == "model",
+            )
+            aligned = with_bandwidths(features, bandwidths)
+        else:
+            aligned = features
         if game != "model":
             return aligned
-        # The model game's ridge takes back a set-aside feature it predicts better with.
+        # The model game's ridge drops the categorical columns it predicts as well without
+        # and takes back a feature the alignment set aside that it predicts better with.
         rows = restore_rows(X.shape[0], self.random_state)
+        ridge_targets = self._ridge_targets(target, rows)
+        mismatch_factors = memory.cache(dropped_categories)(
+            features.data[rows],
+            features.kernels,
+            aligned.gammas[0],
+            ridge_targets,
+            mismatch_factors,
+        )
+        aligned = replace(aligned, mismatch_factors=mismatch_factors)
+        if bandwidth != "alignment":
+            return aligned
         restored = memory.cache(restored_features)(
             features.data[rows],
             features.kernels,
             aligned.gammas[0],
             features.gammas[0],
-            self._ridge_targets(target, rows),
+            ridge_targets,
+            mismatch_factors,
         )
         return with_bandwidths(aligned, np.where(restored, features.bandwidths, aligned.bandwidths))
 
@@ -364,6 +386,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             features.kernels,
             features.gammas[0],
             self._ridge_targets(target, rows),
+            features.mismatch_factors,
             n_jobs=self.n_jobs,
         )
 

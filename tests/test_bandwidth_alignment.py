@@ -19,7 +19,7 @@ def _data(n=60):
     return X, np.exp(-(np.subtract.outer(y, y) ** 2))
 
 
-def _loss(monkeypatch, X, target_gram, gammas):
+def _loss(monkeypatch, X, target_gram, gammas, align_categories=False):
     """The objective aligned_bandwidths hands to the optimiser."""
     captured = {}
 
@@ -28,16 +28,29 @@ def _loss(monkeypatch, X, target_gram, gammas):
         return type("Result", (), {"x": start})
 
     monkeypatch.setattr(alignment, "minimize", capture)
-    alignment.aligned_bandwidths(X, KERNELS, np.ones(5), gammas, target_gram)
-    return captured["function"], captured["start"]
+    alignment.aligned_bandwidths(X, KERNELS, np.ones(5), gammas, target_gram, align_categories)
+    # The objective takes the columns in their canonical order; these take them in X's.
+    order = alignment.canonical_order(X, KERNELS, np.arange(5 if align_categories else 4))
+    inverse = np.argsort(order)
+
+    def in_column_order(log_gammas):
+        value, gradient = captured["function"](log_gammas[order])
+        return value, gradient[inverse]
+
+    return in_column_order, captured["start"][inverse]
 
 
-def _direct_loss(X, target_gram, log_gammas):
-    """-log of the centred alignment, from dense Gram matrices."""
+def _direct_loss(X, target_gram, log_gammas, align_categories=False):
+    """-log of the centred alignment, from dense Gram matrices; an aligned delta column's
+    factor is exp(-gamma [a != b])."""
     K = np.ones((X.shape[0], X.shape[0]))
     for j, kernel in enumerate(KERNELS):
+        diff = X[:, None, j] - X[None, :, j]
+        if kernel == "delta" and align_categories:
+            K *= np.exp(-np.exp(log_gammas[j]) * (diff != 0))
+            continue
         gamma = np.exp(log_gammas[j]) if kernel != "delta" else 1.0
-        K *= factor_of_difference(X[:, None, j] - X[None, :, j], kernel, gamma)
+        K *= factor_of_difference(diff, kernel, gamma)
     H = np.eye(X.shape[0]) - 1.0 / X.shape[0]
     centred, centred_target = H @ K @ H, H @ target_gram @ H
     return -np.log(np.sum(centred * centred_target) / np.linalg.norm(centred))
@@ -62,9 +75,42 @@ def test_the_loss_is_minus_the_log_alignment_plus_the_narrowness_penalty(monkeyp
     np.testing.assert_allclose(loss(point)[0], expected, rtol=1e-12)
 
 
-def test_the_gradient_matches_finite_differences(monkeypatch):
+def test_an_aligned_categorical_column_is_exp_of_minus_gamma_where_values_differ(monkeypatch):
     X, target_gram = _data()
-    loss, start = _loss(monkeypatch, X, target_gram, np.array([0.5, 1.0, 0.7, 0.5, 1.0]))
+    gammas = np.array([0.5, 1.0, 0.7, 0.5, 1.0])
+    loss, start = _loss(monkeypatch, X, target_gram, gammas, align_categories=True)
+    assert start.size == 5
+    point = start + rng.normal(scale=0.3, size=start.size)
+    distances = [kernel_distances(X[:, None, j] - X[None, :, j], KERNELS[j]) for j in range(4)] + [
+        X[:, None, 4] != X[None, :, 4]
+    ]
+    upper = np.triu_indices(X.shape[0], 1)
+    penalty = sum(
+        alignment._PENALTY * np.exp(point[j]) * np.mean(distances[j][upper]) for j in range(5)
+    )
+    expected = _direct_loss(X, target_gram, point, align_categories=True) + penalty
+    np.testing.assert_allclose(loss(point)[0], expected, rtol=1e-12)
+
+
+def test_an_identifier_is_widened_to_a_factor_near_one():
+    X, target_gram = _data(200)
+    X[:, 4] = np.arange(200)
+    bandwidths, mismatch = alignment.aligned_bandwidths(
+        X, KERNELS, np.ones(5), np.array([0.5, 1.0, 0.7, 0.5, 1.0]), target_gram, True
+    )
+    assert mismatch[4] > 0.5 and np.all(mismatch[:4] == 0)
+    _, fixed = alignment.aligned_bandwidths(
+        X, KERNELS, np.ones(5), np.array([0.5, 1.0, 0.7, 0.5, 1.0]), target_gram
+    )
+    np.testing.assert_array_equal(fixed, 0.0)
+
+
+@pytest.mark.parametrize("align_categories", [False, True])
+def test_the_gradient_matches_finite_differences(monkeypatch, align_categories):
+    X, target_gram = _data()
+    loss, start = _loss(
+        monkeypatch, X, target_gram, np.array([0.5, 1.0, 0.7, 0.5, 1.0]), align_categories
+    )
     for _ in range(3):
         point = start + rng.normal(scale=0.5, size=start.size)
         numeric = approx_fprime(point, lambda p: loss(p)[0], 1e-7)

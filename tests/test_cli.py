@@ -567,6 +567,20 @@ def test_a_saved_index_is_dropped_and_percents_are_numbers(capsys, tmp_path, pla
     assert {f["feature"] for f in json.loads(out)["features"]} == {"a", "b", "c", "d"}
 
 
+def test_a_stray_word_in_a_numeric_column_is_named(capsys, tmp_path, planted):
+    planted["b"] = planted["b"].astype(object)
+    planted.loc[4, "b"] = "n/a?"
+    path = tmp_path / "stray.csv"
+    planted.to_csv(path, index=False)
+    status, _, err = _rank(capsys, path, "--target", "y", "--k", "1")
+    assert status == 0, err
+    assert "'b' is numeric except in 1 row (such as 'n/a?' in row 6 of the file)" in err
+    status, _, err = _rank(
+        capsys, path, "--target", "y", "--k", "1", "--na-values", "n/a?", "--missing", "drop"
+    )
+    assert status == 0 and "numeric except" not in err and "dropped 1 of" in err
+
+
 def test_parquet_files_are_read_as_parquet(capsys, tmp_path, planted):
     pytest.importorskip("pyarrow")
     path = tmp_path / "data.parquet"

@@ -1,6 +1,7 @@
 """The model game (value_function="model"): a kernel ridge fit explained row by row."""
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.datasets import make_friedman1
 from sklearn.kernel_ridge import KernelRidge
@@ -10,6 +11,7 @@ from pkex_select._ridge_game import (
     _PENALTIES,
     _factor_tensor,
     _ridge_weights,
+    dropped_categories,
     model_rows,
     model_values,
     restored_features,
@@ -63,18 +65,61 @@ def _enumerated_mean_abs_shapley(factors, weights, removed):
     return np.abs(np.reshape(phi, (factors.shape[0], weights.shape[1], d))).sum(axis=1).mean(axis=0)
 
 
-@pytest.mark.parametrize("kernels", [["rbf"] * 4, ["rbf", "laplacian", "delta", "cauchy"]])
-def test_values_are_the_enumerated_mean_absolute_shapley_values(kernels):
+@pytest.mark.parametrize(
+    "kernels, mismatch",
+    [
+        (["rbf"] * 4, None),
+        (["rbf", "laplacian", "delta", "cauchy"], None),
+        (["rbf", "laplacian", "delta", "cauchy"], [0.0, 0.0, 0.3, 0.0]),
+    ],
+)
+def test_values_are_the_enumerated_mean_absolute_shapley_values(kernels, mismatch):
     rng = np.random.default_rng(1)
     X = rng.normal(size=(25, 4))
     X[:, 2] = rng.integers(0, 3, 25)
     codes = (X[:, 0] + X[:, 2] > 1).astype(float)
     targets = ridge_targets(codes[:, None], ["delta"])
     gammas = np.array([0.7, 0.3, 1.0, 0.5])
-    factors = _factor_tensor(X, kernels, gammas)
+    factors = _factor_tensor(X, kernels, gammas, mismatch)
     weights = _ridge_weights(np.prod(factors, axis=2), targets)
     expected = _enumerated_mean_abs_shapley(factors, weights, factors.mean(axis=0))
-    np.testing.assert_allclose(model_values(X, kernels, gammas, targets), expected, rtol=1e-12)
+    np.testing.assert_allclose(
+        model_values(X, kernels, gammas, targets, mismatch), expected, rtol=1e-12
+    )
+
+
+def test_a_categorical_factor_is_one_where_values_agree_and_its_mismatch_factor_elsewhere():
+    codes = np.array([[0.0], [1.0], [0.0], [2.0]])
+    factors = _factor_tensor(codes, ["delta"], np.ones(1), [0.25])[..., 0]
+    np.testing.assert_array_equal(factors, np.where(codes == codes.T, 1.0, 0.25))
+    np.testing.assert_array_equal(
+        _factor_tensor(codes, ["delta"], np.ones(1))[..., 0], codes == codes.T
+    )
+
+
+def test_identifiers_and_unrelated_labels_get_zero_and_related_labels_are_kept():
+    rng = np.random.default_rng(3)
+    n = 300
+    X = pd.DataFrame(rng.normal(size=(n, 3)), columns=["a", "b", "c"])
+    X["city"] = rng.choice(["Oslo", "Rome", "Lima", "Pisa"], n)
+    X["unrelated"] = rng.choice(list("xyz"), n)
+    X["id"] = [f"r{i}" for i in range(n)]
+    X["code"] = rng.integers(0, 40, n).astype(str)
+    y = X.a + (X.city == "Rome") + (X.code.astype(int) < 10) + 0.3 * rng.normal(size=n)
+    with pytest.warns(UserWarning, match="identifier"):
+        selector = HSICShapleySelector(n_features_to_select=3).fit(X, y)
+    values = dict(zip(X.columns, selector.shapley_values_))
+    assert values["id"] == 0.0 and values["unrelated"] == 0.0
+    assert set(selector.get_feature_names_out()) == {"a", "city", "code"}
+
+
+def test_a_categorical_column_is_dropped_only_where_the_ridge_loses_nothing():
+    rng = np.random.default_rng(4)
+    X = np.column_stack([rng.normal(size=120), np.arange(120.0), rng.integers(0, 3, 120)])
+    targets = ridge_targets((X[:, 0] + 2 * (X[:, 2] == 1))[:, None], ["rbf"])
+    kernels = ["rbf", "delta", "delta"]
+    kept = dropped_categories(X, kernels, np.array([0.5, 1, 1]), targets, np.zeros(3))
+    np.testing.assert_array_equal(kept, [0.0, 1.0, 0.0])
 
 
 def test_values_match_the_explainer_of_the_same_kernel_ridge():
