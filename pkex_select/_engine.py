@@ -210,11 +210,15 @@ def integrate(plan, Z, removed=None, backend="auto"):
 
 def loo_integrals(Z, removed=None, backend="auto", tol=DEFAULT_TOL):
     """``I_pj`` with as few nodes (or terms) as the proven bound allows within ``tol``."""
+    if Z.shape[-1] == 1:
+        return np.ones_like(Z)  # the product over the other players is empty
     return integrate(plan_integrals(Z, removed, backend, tol), Z, removed, backend)
 
 
 def contributions(Z, removed=None, backend="auto", tol=DEFAULT_TOL):
     """``(z_pj - r_pj) I_pj``: the per-pair Shapley contributions of a chunk of pairs."""
+    if removed is not None:
+        removed = np.ascontiguousarray(removed)  # a chunk of a broadcast view
     return (Z - (1.0 if removed is None else removed)) * loo_integrals(Z, removed, backend, tol)
 
 
@@ -264,7 +268,8 @@ def renamed_baseline(removed_factors, baseline, function):
 
 
 def as_removed_factors(removed_factors, Z):
-    """The removed factors as a float array of Z's shape, or None for the default 1."""
+    """The removed factors as a float array of Z's shape (a broadcast view: removed
+    factors given per point are not copied to every pair), or None for the default 1."""
     if removed_factors is None:
         return None
     removed = np.asarray(removed_factors, dtype=np.float64)
@@ -276,7 +281,7 @@ def as_removed_factors(removed_factors, Z):
         ) from None
     if not np.all(np.isfinite(removed)):
         raise ValueError("removed_factors contains NaN or infinity; they must be finite.")
-    return np.ascontiguousarray(removed)
+    return removed
 
 
 def as_weight_matrix(weights, Z):
@@ -496,15 +501,19 @@ def solve_values(
     n_pairs = Z.shape[-2]
     n_points = 1 if Z.ndim == 2 else Z.shape[0]
     factors = Z.reshape(-1, n_features)
-    removed = None if removed is None else removed.reshape(-1, n_features)
     slices = row_slices(factors.shape[0], _row_bytes(n_features, n_outputs), chunk_size, n_jobs)
 
     def task(rows):
-        contrib = contributions(
-            factors[rows], None if removed is None else removed[rows], backend, tol
-        )
+        flat_rows = np.arange(rows.start, rows.start + factors[rows].shape[0])
+        point_of_row = flat_rows // n_pairs
+        if removed is None:
+            chunk_removed = None
+        elif Z.ndim == 2:
+            chunk_removed = removed[rows]
+        else:  # gathered from the (possibly broadcast) view, not reshaped: no full copy
+            chunk_removed = removed[point_of_row, flat_rows % n_pairs]
+        contrib = contributions(factors[rows], chunk_removed, backend, tol)
         # Rows of one task may span several points: each point's segment is one product.
-        point_of_row = np.arange(rows.start, rows.start + contrib.shape[0]) // n_pairs
         bounds = list(np.flatnonzero(np.diff(point_of_row, prepend=-1))) + [len(contrib)]
         task_weights = weight_matrix[rows]
         partial = np.stack(

@@ -15,7 +15,7 @@ import numpy as np
 
 from ._scheduling import run_tasks
 from ._validation import encode_labels, standardise
-from .kernels import bandwidths, factor_of_difference, gamma_from_bandwidth
+from .kernels import bandwidths, factor_of_difference, gamma_from_bandwidth, kernel_distances
 
 __all__ = [
     "ANOVA_FULL_WEIGHT_FEATURES",
@@ -249,6 +249,39 @@ class DataFactors:
             for k, gamma in enumerate(self.gammas)
         ]
 
+    def joint(self, pairs):
+        """The product of the factors on the pairs, at every scale, each as a column.
+
+        The RBF and Laplacian factors multiply into one exponential of a matrix-vector
+        product (one exp per pair instead of one per factor); Cauchy and delta factors are
+        multiplied in. Infinite parameters, whose exponent would be inf * 0 on equal
+        values, take the factor by factor product.
+        """
+        if not all(np.all(np.isfinite(gamma)) for gamma in self.gammas):
+            return [np.prod(Z, axis=1, keepdims=True) for Z in self(pairs)]
+        differences = self._differences(pairs)
+        exponent = [np.zeros(differences.shape[0]) for _ in self.gammas]
+        for kernel in ("rbf", "laplacian"):
+            if kernel in self.columns:
+                cols = self.columns[kernel]
+                distances = kernel_distances(differences[:, cols], kernel)
+                for total, gamma in zip(exponent, self.gammas):
+                    total += distances @ gamma[cols]
+        agree = np.ones(differences.shape[0])
+        if "delta" in self.columns:
+            agree = np.all(differences[:, self.columns["delta"]] == 0.0, axis=1).astype(float)
+        joints = []
+        for total, gamma in zip(exponent, self.gammas):
+            joint = np.exp(-total) * agree
+            if "cauchy" in self.columns:
+                cols = self.columns["cauchy"]
+                joint *= np.prod(
+                    factor_of_difference(differences[:, cols], "cauchy", gamma[cols]),
+                    axis=1,
+                )
+            joints.append(joint[:, None])
+        return joints
+
     def _factors(self, Z, gamma):
         if len(self.columns) == 1:
             return factor_of_difference(Z, next(iter(self.columns)), gamma)
@@ -289,6 +322,8 @@ class JointFactors:
     test_joints = staticmethod(DataFactors.test_joints)
 
     def __call__(self, pairs):
+        if isinstance(self.factors, DataFactors):
+            return self.factors.joint(pairs)
         return [np.prod(Z, axis=1, keepdims=True) for Z in self.factors(pairs)]
 
 

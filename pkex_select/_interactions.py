@@ -250,7 +250,9 @@ def interaction_values(
     def task(point_and_rows):
         k, rows = point_and_rows
         Z_chunk = points[k, rows]
-        removed_chunk = None if point_removed is None else point_removed[k, rows]
+        removed_chunk = (
+            None if point_removed is None else np.ascontiguousarray(point_removed[k, rows])
+        )
         if index == "BV":  # order one: the integrand at t = 1/2
             differences = Z_chunk - (1.0 if removed_chunk is None else removed_chunk)
             integrals = integrals_with_rule(Z_chunk, removed_chunk, _point_rule(0.5))

@@ -183,14 +183,18 @@ def restored_features(data, kernels, gammas, median_gammas, targets, mismatch_fa
     candidates = np.flatnonzero(numeric & (widened < -_SET_ASIDE))
     if candidates.size == 0:
         return restored
-    factors = _factor_tensor(data, kernels, gammas, mismatch_factors)
-    error = _leave_one_out(np.prod(factors, axis=2), targets)[0]
+    K = np.prod(_factor_tensor(data, kernels, gammas, mismatch_factors), axis=2)
+    error = _leave_one_out(K, targets)[0]
     for j in candidates[np.argsort(widened[candidates])]:
-        trial = factors.copy()
-        trial[..., j] = _factor_tensor(data[:, [j]], [kernels[j]], median_gammas[[j]])[..., 0]
-        trial_error = _leave_one_out(np.prod(trial, axis=2), targets)[0]
+        # A widened factor is near 1 on every pair: dividing it out is exact to rounding.
+        column = data[:, [j]]
+        trial = K * (
+            _factor_tensor(column, [kernels[j]], median_gammas[[j]])[..., 0]
+            / _factor_tensor(column, [kernels[j]], gammas[[j]])[..., 0]
+        )
+        trial_error = _leave_one_out(trial, targets)[0]
         if trial_error < (1.0 - _RESTORE_GAIN) * error:
-            error, factors, restored[j] = trial_error, trial, True
+            error, K, restored[j] = trial_error, trial, True
     return restored
 
 

@@ -223,3 +223,28 @@ def test_bad_backend():
 def test_no_pairs_gives_zeros():
     assert np.array_equal(shapley_values(np.ones((0, 3)), np.ones(0)), np.zeros(3))
     assert pair_contributions(np.ones((0, 3))).shape == (0, 3)
+
+
+def test_one_player_gets_the_whole_difference():
+    rng = np.random.default_rng(7)
+    Z, removed = rng.uniform(0, 2, (2, 30, 1))
+    weights = rng.normal(size=30)
+    np.testing.assert_allclose(
+        shapley_values(Z, weights, removed_factors=removed),
+        [weights @ (Z[:, 0] - removed[:, 0])],
+        rtol=1e-14,
+    )
+
+
+@pytest.mark.parametrize("n_points", [1, 3])
+def test_removed_factors_per_pair_broadcast_over_points_are_not_copied_wrongly(n_points):
+    # The model game's removed factor depends on the training point (the pair), not on the
+    # row explained: a (pairs, d) array broadcast over the points, gathered chunk by chunk.
+    rng = np.random.default_rng(8)
+    Z = rng.uniform(0, 1, (n_points, 40, 4))
+    removed = rng.uniform(0, 1, (40, 4))
+    weights = rng.normal(size=(n_points, 40))
+    expected = [shapley_values(Z[k], weights[k], removed_factors=removed) for k in range(n_points)]
+    np.testing.assert_allclose(
+        shapley_values(Z, weights, removed_factors=removed, chunk_size=7), expected, rtol=1e-13
+    )

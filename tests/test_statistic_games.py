@@ -13,6 +13,8 @@ from pkex_select import (
     hsic_shapley_values,
     mmd_shapley_values,
 )
+from pkex_select._features import DataFactors, JointFactors
+from pkex_select._plan import AllPairs
 from pkex_select.kernels import gram_matrices
 from tests.references import interaction_reference, shapley_from_coalition_values
 
@@ -204,3 +206,27 @@ def test_observational_mmd_puts_marginal_drift_into_the_empty_coalition():
     observational = mmd_shapley_values(K, labels, value_function="observational")
     assert np.argmax(baseline) == 2
     assert observational[2] < 0.1 * baseline[2]
+
+
+@pytest.mark.parametrize(
+    "kernels",
+    [("rbf",) * 4, ("laplacian", "rbf", "delta", "cauchy"), ("delta", "delta", "rbf", "cauchy")],
+)
+def test_the_joint_kernel_in_one_exponential_is_the_product_of_the_factors(kernels):
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(30, 4))
+    X[:, 2] = rng.integers(0, 3, 30)
+    gammas = [np.array([0.3, 1.5, 1.0, 0.7]), np.array([0.03, 0.2, 1.0, 0.1])]
+    factors = DataFactors(X, kernels, gammas)
+    plan = AllPairs(30, 8 * 4)
+    for chunk in plan.chunks:
+        pairs = plan.pairs(chunk)
+        expected = [np.prod(Z, axis=1, keepdims=True) for Z in factors(pairs)]
+        for joint, product in zip(JointFactors(factors)(pairs), expected):
+            np.testing.assert_allclose(joint, product, rtol=1e-13)
+    # An infinite parameter (a delta kernel from a zero bandwidth) takes the product.
+    infinite = DataFactors(X, kernels, [np.array([np.inf, 1.0, 1.0, 1.0])])
+    pairs = plan.pairs(plan.chunks[0])
+    np.testing.assert_array_equal(
+        JointFactors(infinite)(pairs)[0], np.prod(infinite(pairs)[0], axis=1, keepdims=True)
+    )
