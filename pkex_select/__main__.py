@@ -301,7 +301,9 @@ def _read_table(path, na_values, sep=None):
             if dates.notna().sum() == text.notna().sum() and dates.notna().any():
                 frame[column] = dates
                 _note(f"column {column!r} read as dates, in days since 1970-01-01")
-            elif numbers.notna().sum() >= _MOSTLY_NUMERIC * text.notna().sum():
+            elif numbers.notna().any() and (
+                numbers.notna().sum() >= _MOSTLY_NUMERIC * text.notna().sum()
+            ):
                 # A stray word in a column of numbers makes every number a label of its own.
                 stray = text[text.notna() & numbers.isna()].astype(str)
                 _note(

@@ -579,6 +579,11 @@ def test_a_stray_word_in_a_numeric_column_is_named(capsys, tmp_path, planted):
         capsys, path, "--target", "y", "--k", "1", "--na-values", "n/a?", "--missing", "drop"
     )
     assert status == 0 and "numeric except" not in err and "dropped 1 of" in err
+    # "NA" in every row: no numbers to name the other cells by (it crashed the note).
+    planted["b"] = "NA"
+    planted.to_csv(path, index=False)
+    status, _, err = _rank(capsys, path, "--target", "y", "--k", "1")
+    assert status == 0 and "numeric except" not in err
 
 
 def test_parquet_files_are_read_as_parquet(capsys, tmp_path, planted):
