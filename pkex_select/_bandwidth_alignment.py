@@ -116,12 +116,12 @@ def aligned_bandwidths(data, kernels, bandwidths, gammas, target_gram, align_cat
     # An aligned delta column's distance is [a != b]: its factor exp(-gamma u).
     distances = np.column_stack(
         [
-            data[first, j] != data[second, j]
+            (data[first, j] != data[second, j]).astype(np.float64)
             if is_delta[j]
             else kernel_distances(data[first, j] - data[second, j], kernels[j])
             for j in widths
         ]
-    ).astype(np.float64)
+    )
     cauchy = np.array([kernels[j] == "cauchy" for j in widths], dtype=bool)
     exponential_distances = np.asfortranarray(distances[:, ~cauchy])
     cauchy_distances = distances[:, cauchy]

@@ -268,8 +268,9 @@ class DataFactors:
                 for total, gamma in zip(exponent, self.gammas):
                     total += distances @ gamma[cols]
         agree = np.ones(differences.shape[0])
-        if "delta" in self.columns:
-            agree = np.all(differences[:, self.columns["delta"]] == 0.0, axis=1).astype(float)
+        if "delta" in self.columns:  # the same at every scale
+            delta = factor_of_difference(differences[:, self.columns["delta"]], "delta")
+            agree = np.prod(delta, axis=1)
         joints = []
         for total, gamma in zip(exponent, self.gammas):
             joint = np.exp(-total) * agree

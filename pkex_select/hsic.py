@@ -294,8 +294,11 @@ class HSICShapleySelector(ShapleySelectorBase):
           the classes' indicators for labels). A feature the model does not use gets 0 and
           no value is negative. A feature the alignment set aside gets its median-heuristic
           bandwidth back where the ridge then predicts better by more than 10% (an effect
-          that is not monotone, such as sin 3x, beside stronger ones). The model is fitted
-          and explained on up to 1000 rows; ``hsic_`` is still the HSIC of all of them.
+          that is not monotone, such as sin 3x, beside stronger ones). A categorical
+          column's factor on pairs whose labels differ is aligned too, and a column the
+          ridge predicts as well without gets 0 (an identifier does not take the credit).
+          The model is fitted and explained on up to 1000 rows; ``hsic_`` is still the HSIC
+          of all of them.
         - With permutation tests (``alpha``, ``n_permutations``), and beyond 100 features,
           "anova": each feature's kernel factor is U-centred over the sample
           (``1 + K~_j``), a removed feature's factor is 1, and only pairs of distinct
