@@ -114,9 +114,9 @@ def _common_options():
     common.add_argument(
         "--k",
         type=_count(1),
-        help="select the K largest values of the paper's game: the K columns a model "
-        "should use (default: test every column at --alpha 0.05 where that takes "
-        "seconds, else the largest 20%%)",
+        help="select the K columns a model should use: the K largest values of the model "
+        "game (default: test every column at --alpha 0.05 where that takes seconds, else "
+        "the largest 20%%)",
     )
     common.add_argument(
         "--alpha",
@@ -223,14 +223,33 @@ def _note(message):
     print(f"pkex-select: note: {message}", file=sys.stderr)
 
 
-def _separator_and_header(path, sep=None):
+def _text_encoding(path):
+    """UTF-8 (with or without its byte-order mark) where the file's head decodes as it,
+    else Windows' Western code page (cp1252), else Latin-1, which decodes any bytes."""
+    import codecs
+
+    with open(path, "rb") as f:
+        head = f.read(1 << 20)
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+        return "utf-8-sig"
+    except UnicodeDecodeError:
+        pass
+    try:
+        head.decode("cp1252")
+        return "cp1252"
+    except UnicodeDecodeError:
+        return "latin-1"
+
+
+def _separator_and_header(path, sep=None, encoding="utf-8-sig"):
     """The separator of a delimited text file (``sep``, or by the suffix for .tsv, else
     sniffed among comma, semicolon, tab and | from its first lines) and its header row as
     written (pandas renames duplicates and empty names), from one read of the file's head."""
     import csv
     import io
 
-    with open(path, newline="", encoding="utf-8", errors="replace") as f:
+    with open(path, newline="", encoding=encoding) as f:
         first_line = f.readline()  # whole, however many columns it names
         sample = first_line + f.read(65536)
     if sep is None and Path(path).suffix.lower() == ".tsv":
@@ -244,6 +263,8 @@ def _separator_and_header(path, sep=None):
 
 
 _PERCENT = r"^\s*[-+]?(\d+(\.\d*)?|\.\d+)\s*%\s*$"
+# A currency sign before the number or after its sign, thousands separated by commas or not.
+_MONEY = r"^\s*[-+]?\s*[$€£¥]\s*[-+]?(\d{1,3}(,\d{3})+|\d+)(\.\d*)?\s*$"
 # A text column with at least this share of numbers gets a note naming the other cells.
 _MOSTLY_NUMERIC = 0.9
 
@@ -261,7 +282,10 @@ def _read_table(path, na_values, sep=None):
         except ImportError:
             raise UsageError("reading Parquet needs pyarrow: pip install pyarrow") from None
         return dates_as_days(frame)
-    sep, header = _separator_and_header(path, sep)
+    encoding = _text_encoding(path)
+    if encoding != "utf-8-sig":
+        _note(f"{path} is not UTF-8; read as {encoding}")
+    sep, header = _separator_and_header(path, sep, encoding)
     duplicated = sorted({name for name in header if header.count(name) > 1 and name})
     if duplicated:
         raise UsageError(
@@ -275,6 +299,7 @@ def _read_table(path, na_values, sep=None):
         decimal="," if sep == ";" else ".",
         keep_default_na=False,
         na_values=missing,
+        encoding=encoding,
     )
     if header and header[0] == "" and frame.columns[0].startswith("Unnamed"):
         # A saved pandas index: a row number, not a feature.
@@ -294,6 +319,13 @@ def _read_table(path, na_values, sep=None):
                 frame[column] = pd.to_numeric(text.str.replace("%", "", regex=False))
                 _note(f"column {column!r} read as numbers (percent signs dropped)")
                 continue
+            if len(present) and present.str.match(_MONEY).all():
+                frame[column] = pd.to_numeric(text.str.replace(r"[\s,$€£¥]", "", regex=True))
+                _note(
+                    f"column {column!r} read as numbers (currency signs and thousands "
+                    "separators dropped)"
+                )
+                continue
             # Dates are times, not categories: as text every row would be a level of its own.
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # pandas on strings it cannot parse
@@ -301,6 +333,11 @@ def _read_table(path, na_values, sep=None):
             if dates.notna().sum() == text.notna().sum() and dates.notna().any():
                 frame[column] = dates
                 _note(f"column {column!r} read as dates, in days since 1970-01-01")
+                continue
+            durations = _durations(text)
+            if durations is not None:
+                frame[column] = durations
+                _note(f"column {column!r} read as durations, in days")
             elif numbers.notna().any() and (
                 numbers.notna().sum() >= _MOSTLY_NUMERIC * text.notna().sum()
             ):
@@ -314,6 +351,21 @@ def _read_table(path, na_values, sep=None):
                     f"--na-values {stray.iloc[0]}"
                 )
     return dates_as_days(frame)
+
+
+def _durations(text):
+    """A text column of durations (``1 days 02:00:00``, ``00:05:00``, ISO 8601 ``P1DT2H``)
+    as pandas timedeltas, or None where some present cell is not one."""
+    import pandas as pd
+
+    present = text.dropna().astype(str)
+    # Every cell names a unit or a clock time; plain numbers were read as numbers already.
+    if not len(present) or not present.str.contains(r"[:a-zA-Z]").all():
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        durations = pd.to_timedelta(text, errors="coerce")
+    return durations if durations.notna().sum() == len(present) else None
 
 
 def _load_csv(path, target, task, na_values=None, sep=None, missing="error"):
@@ -504,6 +556,8 @@ _FLAGS = {
     "Set target_kernel='rbf'": "Use --task regression",
     "Set target_kernel='delta'": "Use --task classification",
     "Use value_function='baseline'": "Use --k K to rank without tests",
+    "value_function='model'": "the model game (--value-function model)",
+    "value_function='baseline'": "--value-function baseline",
     "n_permutations=": "--permutations ",
     "Input X": "The feature columns",
     "Input y": "The target",
@@ -634,6 +688,13 @@ def _selection_rule(selector):
         )
     if isinstance(selector.n_features_to_select, int):
         return f"the {selector.n_features_to_select} largest values", "--k"
+    if selector.n_permutations == 0:
+        return "the largest 20% of the values", "--permutations 0 runs no tests; --k"
+    if selector.estimator_ != "block":  # the default tests every column from 10 rows on
+        return (
+            "the largest 20% of the values",
+            "fewer than 10 rows are too few for tests at 0.05: --k to choose how many",
+        )
     return (
         "the largest 20% of the values",
         "testing every column takes long at this size: --alpha 0.05 to test anyway, --k "

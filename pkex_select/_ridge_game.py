@@ -23,6 +23,7 @@ from ._interactions import interaction_values
 from .kernels import factor_of_difference
 
 __all__ = [
+    "MIN_MODEL_SAMPLES",
     "dropped_categories",
     "model_rows",
     "model_values",
@@ -33,6 +34,9 @@ __all__ = [
 
 # The factor tensor of the rows' pairs takes 8 * rows^2 * d bytes: at most about 200 MB.
 _TENSOR_ENTRIES = 25_000_000
+# The leave-one-out error that chooses the penalty is fitted on n - 1 rows: with fewer than 3
+# of them every feature separates the rows alike and the values say nothing.
+MIN_MODEL_SAMPLES = 4
 _MAX_ROWS = 1000
 
 # Ridge penalties tried, relative to the kernel's unit diagonal.

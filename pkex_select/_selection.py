@@ -25,6 +25,7 @@ from ._features import JointFactors, non_numeric_message, prepare_features, with
 from ._interactions import INDICES
 from ._pvalues import CORRECTIONS, permutations_needed, smallest_adjusted_pvalue
 from ._ridge_game import (
+    MIN_MODEL_SAMPLES,
     dropped_categories,
     model_rows,
     model_values,
@@ -135,9 +136,10 @@ def resolve_value_function(value_function, tested, n_features, ranked_game="base
     tested by permutations, is the ANOVA game's question: a relevant feature beside a
     dominant one keeps a positive value and a small p-value (``python -m
     benchmarks.games``). The k features a model should use are ranked by ``ranked_game``:
-    for HSIC the paper's game, which discounts a feature that adds little beyond the others
-    (``python -m benchmarks.selection``: ahead of the ANOVA game on both panels of real
-    data), up to ``_RANKED_GAME_MAX_FEATURES`` features, and the ANOVA game beyond.
+    for HSIC the model game, which values a feature by how far a kernel ridge of y fitted on
+    every feature moves with it (``python -m benchmarks.selection``: ahead of ExtraTrees and
+    the paper's game on real data), up to ``_RANKED_GAME_MAX_FEATURES`` features, and the
+    ANOVA game beyond.
     """
     if value_function != "auto":
         return value_function
@@ -273,6 +275,12 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         self.value_function_ = resolve_value_function(
             self.value_function, tested, X.shape[1], ranked_game
         )
+        if self.value_function_ == "model" and X.shape[0] < MIN_MODEL_SAMPLES:
+            raise ValueError(
+                f"value_function='model' fits a kernel ridge by leave-one-out error, which "
+                f"needs at least {MIN_MODEL_SAMPLES} samples; got {X.shape[0]}. Rank so few "
+                "with value_function='baseline'."
+            )
         # What is costly is cached (with memory set); the key leaves out what only selects.
         memory = check_memory(self.memory)
         features = self._prepare_features(
@@ -303,6 +311,14 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         if model_game:
             values = self._model_values(features, target, memory)
             attribution = replace(attribution, values=values)
+        if not np.any(attribution.values) and not features.constant.all():
+            warnings.warn(
+                "Every Shapley value is 0, so a selection by value is arbitrary: the kernel "
+                "of y or of every feature is constant or the identity over the pairs. Check "
+                "target_bandwidth and bandwidth.",
+                UserWarning,
+                stacklevel=2,
+            )
         # Every fitted attribute, in the order the docstrings list them.
         self.shapley_values_ = self.scores_ = attribution.values
         self.shares_ = attribution.shares

@@ -172,7 +172,9 @@ def _numeric_values(column):
     if column.dtype.kind in "iuf":
         return column.astype(np.float64)
     if column.dtype.kind == "O" and all(
-        isinstance(v, Real) and not isinstance(v, (bool, np.bool_)) for v in column
+        # Decimals are what read_sql gives for NUMERIC; numbers.Real does not include them.
+        isinstance(v, (Real, decimal.Decimal)) and not isinstance(v, (bool, np.bool_))
+        for v in column
     ):
         return column.astype(np.float64)
     return None

@@ -172,6 +172,17 @@ def ranking(
             else ("a fitted HSICShapleySelector or MMDShapleyAttributor")
         )
         raise TypeError(f"ranking draws a selector's values, not a Pipeline; pass {hint}.")
+    if hasattr(values, "base_values"):
+        raise TypeError(
+            "ranking draws a selector's values or an array of them, not an Explanation; "
+            "use plotting.bar(explanation) for its global importance."
+        )
+    if hasattr(values, "fit") and not _is_selector(values):
+        raise TypeError(
+            f"ranking draws a fitted selector's values, not a {type(values).__name__}; to "
+            "rank what a fitted model uses, explain it first: "
+            "plotting.bar(ProductKernelExplainer(model).explain(X))."
+        )
     if _is_selector(values):
         selector = values
         check_is_fitted(selector, "shapley_values_")

@@ -525,6 +525,33 @@ def test_quantities_in_other_types_are_numbers():
     frame["lst"] = [[1.0, 2.0]] * 60
     with pytest.raises(ValueError, match="column 'lst' holds lists"):
         HSICShapleySelector().fit(frame, target)
+    # A target of Decimals (read_sql's NUMERIC) is a quantity, not 60 class labels.
+    decimals = pd.Series([decimal.Decimal(f"{v:.4f}") for v in target])
+    from_decimals = HSICShapleySelector(1).fit(frame[["a", "dec"]], decimals)
+    assert from_decimals.target_kernel_ == "rbf"
+    np.testing.assert_allclose(
+        from_decimals.shapley_values_,
+        HSICShapleySelector(1).fit(frame[["a", "dec"]], decimals.astype(float)).shapley_values_,
+        rtol=1e-12,
+    )
+
+
+def test_the_model_game_refuses_too_few_rows_to_fit_by_leave_one_out():
+    rng = np.random.default_rng(3)
+    X, y = rng.normal(size=(3, 2)), rng.normal(size=3)
+    with pytest.raises(ValueError, match="needs at least 4 samples; got 3.*'baseline'"):
+        HSICShapleySelector(1).fit(X, y)
+    assert HSICShapleySelector(1, value_function="baseline").fit(X, y).shapley_values_.size == 2
+
+
+def test_all_zero_values_warn_that_the_selection_is_arbitrary():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(40, 3))
+    y = X[:, 0] + 0.1 * rng.normal(size=40)
+    with pytest.warns(UserWarning, match="Every Shapley value is 0.*target_bandwidth"):
+        selector = HSICShapleySelector(1, value_function="anova", target_bandwidth=1e200)
+        selector.fit(X, y)
+    assert not np.any(selector.shapley_values_)
 
 
 def test_polars_output_keeps_numeric_columns_numeric():

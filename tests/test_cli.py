@@ -1,6 +1,8 @@
 """The command-line tool and the examples, run as a user runs them (subprocesses)."""
 
+import contextlib
 import importlib.util
+import io
 import json
 import os
 import re
@@ -12,6 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from pkex_select.__main__ import main
+
 ROOT = Path(__file__).resolve().parents[1]
 # Plots and the gallery's examples need matplotlib (the plot and test extras).
 needs_matplotlib = pytest.mark.skipif(
@@ -20,6 +24,15 @@ needs_matplotlib = pytest.mark.skipif(
 
 
 def run(*args, cwd=ROOT, env=None):
+    """Run ``python ARGS`` as a user would; ``-m pkex_select ...`` in this process.
+
+    The CLI's ``main(argv)`` is what the console script calls, so running it here tests the
+    same code without the two seconds each new interpreter spends importing the package;
+    the tests of what only a process shows (the console script, signals, pipes, the demo)
+    start one themselves.
+    """
+    if args[:2] == ("-m", "pkex_select") and env is None and cwd == ROOT:
+        return _run_in_process(list(args[2:]))
     environment = None if env is None else {**os.environ, **env}
     return subprocess.run(
         [sys.executable, *args],
@@ -31,8 +44,20 @@ def run(*args, cwd=ROOT, env=None):
     )
 
 
+def _run_in_process(argv):
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        try:
+            returncode = main(argv)
+        except SystemExit as exit:  # argparse's own errors and --help
+            returncode = exit.code
+    return subprocess.CompletedProcess(argv, returncode, stdout.getvalue(), stderr.getvalue())
+
+
 def test_demo_ranks_breast_cancer_features():
-    result = run("-m", "pkex_select")
+    result = subprocess.run(
+        [sys.executable, "-m", "pkex_select"], capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 0, result.stderr
     assert "Wisconsin" in result.stdout
     lines = [line for line in result.stdout.splitlines() if re.match(r"\s*\d+\*? ", line)]
@@ -584,6 +609,33 @@ def test_a_stray_word_in_a_numeric_column_is_named(capsys, tmp_path, planted):
     planted.to_csv(path, index=False)
     status, _, err = _rank(capsys, path, "--target", "y", "--k", "1")
     assert status == 0 and "numeric except" not in err
+
+
+def test_money_durations_and_windows_encodings_are_read_as_meant(capsys, tmp_path, planted):
+    frame = planted.rename(columns={"a": "Größe"})
+    frame["b"] = frame["b"].map(lambda v: f"${1000 * v:,.2f}")  # "$-1,234.00"
+    frame["c"] = pd.to_timedelta(frame["c"] + 5, unit="h").astype(str)  # "0 days 04:12:36"
+    path = tmp_path / "windows.csv"
+    frame.to_csv(path, index=False, encoding="cp1252")
+    status, out, err = _rank(capsys, path, "--target", "y", "--k", "1", "--json")
+    assert status == 0, err
+    assert "not UTF-8; read as cp1252" in err
+    assert "'b' read as numbers (currency signs" in err and "'c' read as durations" in err
+    assert "identifier" not in err
+    report = json.loads(out)
+    assert [f["feature"] for f in report["features"] if f["selected"]] == ["Größe"]
+
+
+def test_too_few_rows_say_why_and_what_to_do(capsys, tmp_path, planted):
+    path = tmp_path / "tiny.csv"
+    planted.iloc[:3].to_csv(path, index=False)
+    status, _, err = _rank(capsys, path, "--target", "y")
+    assert status == 2 and "at least 4 samples; got 3" in err
+    assert "--value-function baseline" in err and "value_function=" not in err
+    planted.iloc[:6].to_csv(path, index=False)
+    status, out, err = _rank(capsys, path, "--target", "y")
+    assert status == 0, err
+    assert "fewer than 10 rows are too few for tests" in out and "takes long" not in out
 
 
 def test_parquet_files_are_read_as_parquet(capsys, tmp_path, planted):

@@ -126,6 +126,10 @@ def test_plots_name_what_is_wrong_with_their_arguments(explanation):
     pipe = make_pipeline(StandardScaler(), HSICShapleySelector()).fit(X, X[:, 0])
     with pytest.raises(TypeError, match=r"named_steps\['hsicshapleyselector'\]"):
         plotting.ranking(pipe)
+    with pytest.raises(TypeError, match=r"not a StandardScaler; .*explain it first"):
+        plotting.ranking(pipe[0])
+    with pytest.raises(TypeError, match=r"not an Explanation; use plotting.bar"):
+        plotting.ranking(explanation)
     with pytest.raises(TypeError, match="row must be an integer"):
         plotting.waterfall(explanation, row=1.5)
     with pytest.raises(ValueError, match="row 20 is out of range"):
