@@ -224,17 +224,29 @@ def _note(message):
 
 
 def _text_encoding(path):
-    """UTF-8 (with or without its byte-order mark) where the file's head decodes as it,
-    else Windows' Western code page (cp1252), else Latin-1, which decodes any bytes."""
+    """The encoding of a text file: UTF-16 or UTF-32 by their byte-order marks (Excel's
+    "Unicode text"), UTF-8 (with or without its mark) where the file's head decodes as it,
+    else Windows' Western code page (cp1252), else Latin-1, which decodes any bytes. A file
+    with NUL bytes and no mark is not text."""
     import codecs
 
     with open(path, "rb") as f:
         head = f.read(1 << 20)
+    marks = [(codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32")]
+    marks += [(codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")]
+    encoding = next((name for mark, name in marks if head.startswith(mark)), "utf-8-sig")
     try:
-        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
-        return "utf-8-sig"
+        codecs.getincrementaldecoder(encoding)().decode(head, final=False)
+        if encoding != "utf-8-sig" or b"\x00" not in head:
+            return encoding
     except UnicodeDecodeError:
-        pass
+        if encoding != "utf-8-sig":
+            raise UsageError(f"cannot read {path!r}: it is not {encoding} text") from None
+    if b"\x00" in head:
+        raise UsageError(
+            f"cannot read {path!r}: it holds NUL bytes, so it is not a text file (a "
+            "spreadsheet? save it as CSV)"
+        )
     try:
         head.decode("cp1252")
         return "cp1252"
@@ -283,7 +295,7 @@ def _read_table(path, na_values, sep=None):
             raise UsageError("reading Parquet needs pyarrow: pip install pyarrow") from None
         return dates_as_days(frame)
     encoding = _text_encoding(path)
-    if encoding != "utf-8-sig":
+    if encoding in ("cp1252", "latin-1"):
         _note(f"{path} is not UTF-8; read as {encoding}")
     sep, header = _separator_and_header(path, sep, encoding)
     duplicated = sorted({name for name in header if header.count(name) > 1 and name})

@@ -314,8 +314,8 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         if not np.any(attribution.values) and not features.constant.all():
             warnings.warn(
                 "Every Shapley value is 0, so a selection by value is arbitrary: the kernel "
-                "of y or of every feature is constant or the identity over the pairs. Check "
-                "target_bandwidth and bandwidth.",
+                "of y or of every feature is constant or the identity over the pairs (too "
+                "few samples, or target_bandwidth or bandwidth at an extreme).",
                 UserWarning,
                 stacklevel=2,
             )

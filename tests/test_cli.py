@@ -624,6 +624,13 @@ def test_money_durations_and_windows_encodings_are_read_as_meant(capsys, tmp_pat
     assert "identifier" not in err
     report = json.loads(out)
     assert [f["feature"] for f in report["features"] if f["selected"]] == ["Größe"]
+    # Excel's "Unicode text" is UTF-16 with a byte-order mark; a zip file is not text.
+    planted.to_csv(path, sep="\t", index=False, encoding="utf-16")
+    status, out, err = _rank(capsys, path, "--target", "y", "--k", "1", "--json")
+    assert status == 0 and "note" not in err, err
+    path.write_bytes(b"PK\x03\x04\x00\x00a,b")
+    status, _, err = _rank(capsys, path, "--target", "y")
+    assert status == 2 and "NUL bytes, so it is not a text file" in err
 
 
 def test_too_few_rows_say_why_and_what_to_do(capsys, tmp_path, planted):

@@ -66,6 +66,8 @@ def test_observational_game_replaces_removed_factors_by_background_means(data):
     )
 
 
+# The length scale of a feature y does not use runs to its bound (a ConvergenceWarning).
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_observational_background_defaults_to_the_models_points(data):
     X, y = data
     model = GaussianProcessRegressor(ConstantKernel() * RBF(np.ones(5))).fit(X[:60], y[:60])
