@@ -274,9 +274,27 @@ def _separator_and_header(path, sep=None, encoding="utf-8-sig"):
     return sep, next(csv.reader(io.StringIO(first_line), delimiter=sep), [])
 
 
-_PERCENT = r"^\s*[-+]?(\d+(\.\d*)?|\.\d+)\s*%\s*$"
-# A currency sign before the number or after its sign, thousands separated by commas or not.
-_MONEY = r"^\s*[-+]?\s*[$€£¥]\s*[-+]?(\d{1,3}(,\d{3})+|\d+)(\.\d*)?\s*$"
+# Percentages and amounts of money as text: a number with thousands separated or not, its
+# decimal mark "." ("," in a ;-separated file, whose thousands separator is then "."), and a
+# percent sign after it or a currency sign before it.
+_NUMBER = r"[-+]?\s*(\d{1,3}(<T>\d{3})+|\d+)(<D>\d*)?"
+_PERCENT = rf"^\s*{_NUMBER}\s*%\s*$"
+_MONEY = rf"^\s*[-+]?\s*[$€£¥]\s*{_NUMBER}\s*$"
+
+
+def _numbers_in(present, pattern, decimal):
+    """The cells ``present`` as numbers where every one matches ``pattern``, else None."""
+    import pandas as pd
+
+    thousands = "." if decimal == "," else ","
+    pattern = pattern.replace("<T>", "\\" + thousands).replace("<D>", "\\" + decimal)
+    if not len(present) or not present.str.match(pattern).all():
+        return None
+    digits = present.str.replace(r"[\s%$€£¥]", "", regex=True)
+    digits = digits.str.replace(thousands, "", regex=False).str.replace(decimal, ".", regex=False)
+    return pd.to_numeric(digits)
+
+
 # A text column with at least this share of numbers gets a note naming the other cells.
 _MOSTLY_NUMERIC = 0.9
 
@@ -305,10 +323,11 @@ def _read_table(path, na_values, sep=None):
             "give every column a name of its own"
         )
     missing = [""] + ([] if na_values is None else na_values.split(","))
+    decimal = "," if sep == ";" else "."
     frame = pd.read_csv(
         path,
         sep=sep,
-        decimal="," if sep == ";" else ".",
+        decimal=decimal,
         keep_default_na=False,
         na_values=missing,
         encoding=encoding,
@@ -327,12 +346,14 @@ def _read_table(path, na_values, sep=None):
                 frame[column] = numbers
                 continue
             present = text.dropna().astype(str)
-            if len(present) and present.str.match(_PERCENT).all():
-                frame[column] = pd.to_numeric(text.str.replace("%", "", regex=False))
+            percents = _numbers_in(present, _PERCENT, decimal)
+            if percents is not None:
+                frame[column] = percents.reindex(text.index)
                 _note(f"column {column!r} read as numbers (percent signs dropped)")
                 continue
-            if len(present) and present.str.match(_MONEY).all():
-                frame[column] = pd.to_numeric(text.str.replace(r"[\s,$€£¥]", "", regex=True))
+            amounts = _numbers_in(present, _MONEY, decimal)
+            if amounts is not None:
+                frame[column] = amounts.reindex(text.index)
                 _note(
                     f"column {column!r} read as numbers (currency signs and thousands "
                     "separators dropped)"

@@ -624,6 +624,17 @@ def test_money_durations_and_windows_encodings_are_read_as_meant(capsys, tmp_pat
     assert "identifier" not in err
     report = json.loads(out)
     assert [f["feature"] for f in report["features"] if f["selected"]] == ["Größe"]
+    # A ;-separated file's decimal mark is ",", its thousands separator "."; "1,5%" in a
+    # file whose decimal mark is "." is not a number.
+    frame = planted.copy()
+    frame["b"] = frame["b"].map(lambda v: f"€{1000 * v:,.2f}".translate({44: 46, 46: 44}))
+    frame["c"] = frame["c"].map(lambda v: f"{v:.1f}%".replace(".", ","))
+    frame.to_csv(path, sep=";", index=False)
+    status, _, err = _rank(capsys, path, "--target", "y", "--k", "1")
+    assert status == 0 and "'b' read as numbers" in err and "'c' read as numbers" in err, err
+    frame.to_csv(path, sep=",", index=False)
+    status, _, err = _rank(capsys, path, "--target", "y", "--k", "1")
+    assert status == 0 and "'c' read as numbers" not in err
     # Excel's "Unicode text" is UTF-16 with a byte-order mark; a zip file is not text.
     planted.to_csv(path, sep="\t", index=False, encoding="utf-16")
     status, out, err = _rank(capsys, path, "--target", "y", "--k", "1", "--json")
