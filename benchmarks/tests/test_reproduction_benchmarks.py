@@ -182,3 +182,11 @@ def test_monotone_benchmark_runs(tmp_path):
 
     main(["--rows", "300", "400", "--repeats", "1", "--out", str(tmp_path)])
     assert "| 400 | biased |" in (tmp_path / "monotone.md").read_text()
+
+
+def test_cli_scale_benchmark_runs(tmp_path):
+    from benchmarks.scale.cli import main
+
+    main(["--rows", "300", "--features", "6", "--out", str(tmp_path)])
+    text = (tmp_path / "cli.md").read_text()
+    assert "| pkex-select rank | " in text and "the five largest values: 5 of 5" in text
