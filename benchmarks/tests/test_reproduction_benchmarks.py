@@ -190,3 +190,11 @@ def test_cli_scale_benchmark_runs(tmp_path):
     main(["--rows", "300", "--features", "6", "--out", str(tmp_path)])
     text = (tmp_path / "cli.md").read_text()
     assert "| pkex-select rank | " in text and "the five largest values: 5 of 5" in text
+
+
+def test_backends_benchmark_runs(tmp_path):
+    from benchmarks.scale.backends import main
+
+    main(["--rows", "200", "--features", "5", "--repeats", "1", "--out", str(tmp_path)])
+    text = (tmp_path / "backends.md").read_text()
+    assert "| default (model game) | loky | " in text and "| threading | " in text
