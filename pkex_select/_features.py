@@ -13,6 +13,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ._integrals import NUMBA, compile_kernel
+from ._plan import pairs_of_rows
 from ._scheduling import run_tasks
 from ._validation import encode_labels, standardise
 from .kernels import bandwidths, factor_of_difference, gamma_from_bandwidth, kernel_distances
@@ -21,6 +23,9 @@ __all__ = [
     "ANOVA_FULL_WEIGHT_FEATURES",
     "anova_weight",
     "CentredFactors",
+    "ChunkFactors",
+    "centre_rows_numba",
+    "centre_rows_numpy",
     "DataFactors",
     "GramFactors",
     "JointFactors",
@@ -354,6 +359,65 @@ def anova_weight(n_features, weight="auto"):
     return min(1.0, ANOVA_FULL_WEIGHT_FEATURES / max(n_features, 1))
 
 
+class ChunkFactors(list):
+    """A chunk's factors, one array per scale, with the joint kernels computed beside them
+    by the pass that made them: ``joints`` (the product of these factors over the features)
+    and ``test_joints`` (of the plain, uncentred ones), one array per scale."""
+
+    def __init__(self, scales, joints, test_joints):
+        super().__init__(scales)
+        self.joints, self.test_joints = joints, test_joints
+
+
+def centre_rows_numpy(Z, rows, n_samples, row_terms, total_terms, weight, constant):
+    """U-centre, weight and shift in place the plain factors ``Z`` of the pairs of the rows
+    ``range(*rows)`` of ``n_samples`` samples (:func:`~pkex_select._plan.pairs_of_rows`):
+    ``1 + weight (z - r_a - r_b + T)``, 1 for a constant feature. Returns the products over
+    the features of the plain and of the centred factors."""
+    a, b = pairs_of_rows(rows, n_samples)[:2]
+    plain = np.prod(Z, axis=1)
+    Z -= row_terms[a]
+    Z -= row_terms[b]
+    Z += total_terms
+    Z[:, constant] = 0.0
+    Z *= weight
+    Z += 1.0
+    return plain, np.prod(Z, axis=1)
+
+
+def _centre_rows_kernel(Z, rows, n_samples, row_terms, total_terms, weight, constant):
+    """Compiled twin of :func:`centre_rows_numpy`: one pass over the pairs, the row terms
+    read where the pairs are (a row's b run along ``row_terms``), no gathered copies."""
+    n_pairs, n_features = Z.shape
+    plain = np.empty(n_pairs)
+    centred = np.empty(n_pairs)
+    a, b = rows[0], rows[0] + 1
+    for p in range(n_pairs):
+        plain_product = 1.0
+        centred_product = 1.0
+        for j in range(n_features):
+            z = Z[p, j]
+            plain_product *= z
+            if constant[j]:
+                z = 1.0
+            else:
+                z = (z - row_terms[a, j] - row_terms[b, j] + total_terms[j]) * weight + 1.0
+            Z[p, j] = z
+            centred_product *= z
+        plain[p] = plain_product
+        centred[p] = centred_product
+        b += 1
+        if b == n_samples:
+            a += 1
+            b = a + 1
+    return plain, centred
+
+
+centre_rows_numba = compile_kernel(_centre_rows_kernel) if NUMBA else None
+# The factors of all pairs of a chunk's rows are centred in one compiled pass.
+centre_rows = centre_rows_numba or centre_rows_numpy
+
+
 class CentredFactors:
     """ANOVA factors ``1 + w k~_j(a, b)`` of pairs, with ``k~_j`` the factor U-centred over
     the sample (Szekely and Rizzo's U-centred matrices, docs/design.md, section 2d) and ``w``
@@ -420,11 +484,23 @@ class CentredFactors:
         """The plain (uncentred) joint kernel of each scale: the overall test compares the
         standard kernel statistic whatever the game, because the centred joint kernel lost
         power to a change of correlation (0.26 against 0.37 at d = 5, n = 100 + 100;
-        ``python -m benchmarks.power``, before 0.2)."""
+        ``python -m benchmarks.power``, before 0.2). Taken from ``scales`` where the pass
+        that centred them computed it."""
+        if isinstance(scales, ChunkFactors):
+            return scales.test_joints
         return [np.prod(Z, axis=1) for Z in self.factors(pairs)]
 
     def __call__(self, pairs):
         scales = self.factors(pairs)
+        if pairs.rows is not None:  # all pairs of a run of rows: one pass per scale
+            joints, test_joints = [], []
+            for Z, rows, total in zip(scales, self.row_terms, self.total_terms):
+                plain, centred = centre_rows(
+                    Z, pairs.rows, self.n_samples, rows, total, self.weight, self.constant
+                )
+                test_joints.append(plain)
+                joints.append(centred)
+            return ChunkFactors(scales, joints, test_joints)
         if pairs.members is not None:
             scales = [self._within_blocks(Z, pairs.members) for Z in scales]
         else:

@@ -210,8 +210,9 @@ def solve(
         # Every scale's weighted sums in one matrix product: the weights (n_perm, n_pairs)
         # are the large operand, so they are read once.
         statistics = (chunk_weights @ np.column_stack(factors.test_joints(pairs, scales))).T
+        joints = getattr(scales, "joints", None)  # where the factors' pass computed them
         for s, Z in enumerate(scales):
-            joint = np.prod(Z, axis=1)
+            joint = np.prod(Z, axis=1) if joints is None else joints[s]
             moments[s] = joint.size, joint.sum(), joint @ joint
             observed_removed = None if removed is None else removed.factors(s, 0, pair_cells)
             if by_permutation:

@@ -53,12 +53,18 @@ class AllPairs:
             start = stop
 
     def pairs(self, chunk):
-        rows = np.arange(*chunk)
-        counts = self.n_samples - 1 - rows
-        a = np.repeat(rows, counts)
-        # b runs a + 1, ..., n - 1 within each row.
-        offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
-        return Pairs(a, a + 1 + offsets, rows=chunk)
+        return pairs_of_rows(chunk, self.n_samples)
+
+
+def pairs_of_rows(rows, n_samples):
+    """The pairs (a, b), b > a, of the rows ``range(*rows)`` of ``n_samples`` samples, row
+    by row and b in order: a chunk of :class:`AllPairs`."""
+    starts = np.arange(*rows)
+    counts = n_samples - 1 - starts
+    a = np.repeat(starts, counts)
+    # b runs a + 1, ..., n - 1 within each row.
+    offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+    return Pairs(a, a + 1 + offsets, rows=tuple(rows))
 
 
 class SampleBlocks:

@@ -172,6 +172,65 @@ def test_compiled_permuted_weights_are_their_numpy_twin(
     )
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(4, 40),
+    st.integers(1, 8),
+    st.floats(0.05, 1.0),
+    st.integers(0, 2**32 - 1),
+)
+def test_compiled_row_centring_is_its_numpy_twin(n_samples, n_features, weight, seed):
+    from pkex_select._features import centre_rows_numba, centre_rows_numpy
+    from pkex_select._plan import pairs_of_rows
+
+    rng = np.random.default_rng(seed)
+    start = int(rng.integers(0, n_samples - 1))
+    stop = int(rng.integers(start + 1, n_samples))
+    n_pairs = pairs_of_rows((start, stop), n_samples).a.size
+    Z = rng.uniform(0, 1, (n_pairs, n_features))
+    row_terms = rng.uniform(0, 0.5, (n_samples, n_features))
+    total_terms = rng.uniform(0, 0.5, n_features)
+    constant = rng.random(n_features) < 0.3
+    twin_Z = Z.copy()
+    compiled = centre_rows_numba(
+        Z, (start, stop), n_samples, row_terms, total_terms, weight, constant
+    )
+    twin = centre_rows_numpy(
+        twin_Z, (start, stop), n_samples, row_terms, total_terms, weight, constant
+    )
+    np.testing.assert_allclose(Z, twin_Z, rtol=1e-14, atol=1e-15)
+    np.testing.assert_array_equal(Z[:, constant], 1.0)
+    for products, twin_products in zip(compiled, twin):
+        np.testing.assert_allclose(products, twin_products, rtol=1e-13, atol=1e-300)
+
+
+def test_the_exact_anova_pass_takes_its_joint_kernels_from_the_centring():
+    """The ANOVA game's chunks carry the products of their plain and centred factors; they
+    equal the products computed from the factors anew."""
+    from pkex_select._features import CentredFactors, ChunkFactors, prepare_features
+    from pkex_select._plan import AllPairs
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(30, 4))
+    X[:, 3] = 1.0  # constant
+    features = prepare_features(
+        X, np.zeros(4, bool), kernel="rbf", bandwidth="median", scales="auto"
+    )
+    plan = AllPairs(30, 8 * 4)
+    centred = CentredFactors.measure(plan, features.factors(), weight=0.5)
+    for chunk in plan.chunks:
+        pairs = plan.pairs(chunk)
+        scales = centred(pairs)
+        assert isinstance(scales, ChunkFactors)
+        plain = [np.prod(Z, axis=1) for Z in features.factors()(pairs)]
+        for joint, test_joint, again, Z in zip(
+            scales.joints, centred.test_joints(pairs, scales), plain, scales
+        ):
+            np.testing.assert_allclose(test_joint, again, rtol=1e-14)
+            np.testing.assert_allclose(joint, np.prod(Z, axis=1), rtol=1e-14)
+            np.testing.assert_array_equal(Z[:, 3], 1.0)
+
+
 def test_numpy_backend_covers_every_path_end_to_end():
     rng = np.random.default_rng(3)
     for path in ["exact", "one rule", "grouped", "series"]:

@@ -80,7 +80,8 @@ def main(argv=None):
         "backend."
     )
     table = markdown_table(list(rows[0]), [list(r.values()) for r in rows])
-    write_results(args.out, "backends", rows, "Fits inside an enclosing joblib backend", note, table)
+    title = "Fits inside an enclosing joblib backend"
+    write_results(args.out, "backends", rows, title, note, table)
 
 
 if __name__ == "__main__":
