@@ -26,6 +26,8 @@ __all__ = [
     "ChunkFactors",
     "centre_rows_numba",
     "centre_rows_numpy",
+    "add_row_sums_numba",
+    "add_row_sums_numpy",
     "DataFactors",
     "GramFactors",
     "JointFactors",
@@ -413,7 +415,34 @@ def _centre_rows_kernel(Z, rows, n_samples, row_terms, total_terms, weight, cons
     return plain, centred
 
 
+def add_row_sums_numpy(Z, rows, n_samples, total):
+    """Add to ``total[a]`` the factors ``Z`` of every pair (a, b) of the rows
+    ``range(*rows)`` (:func:`~pkex_select._plan.pairs_of_rows`), and to ``total[b]`` too."""
+    offset = 0
+    for a in range(*rows):  # row a's pairs are (a, a + 1), ..., (a, n - 1), in order
+        count = n_samples - 1 - a
+        segment = Z[offset : offset + count]
+        total[a] += segment.sum(axis=0)
+        total[a + 1 :] += segment
+        offset += count
+
+
+def _add_row_sums_kernel(Z, rows, n_samples, total):
+    """Compiled twin of :func:`add_row_sums_numpy`, in one pass over the pairs."""
+    a, b = rows[0], rows[0] + 1
+    for p in range(Z.shape[0]):
+        for j in range(Z.shape[1]):
+            total[a, j] += Z[p, j]
+            total[b, j] += Z[p, j]
+        b += 1
+        if b == n_samples:
+            a += 1
+            b = a + 1
+
+
 centre_rows_numba = compile_kernel(_centre_rows_kernel) if NUMBA else None
+add_row_sums_numba = compile_kernel(_add_row_sums_kernel) if NUMBA else None
+add_row_sums = add_row_sums_numba or add_row_sums_numpy
 # The factors of all pairs of a chunk's rows are centred in one compiled pass.
 centre_rows = centre_rows_numba or centre_rows_numpy
 
@@ -466,14 +495,8 @@ class CentredFactors:
                 if pairs.rows is None:
                     np.add.at(total, pairs.a, Z)
                     np.add.at(total, pairs.b, Z)
-                else:  # row a's pairs are (a, a + 1), ..., (a, n - 1), in order
-                    offset = 0
-                    for a in range(*pairs.rows):
-                        count = n - 1 - a
-                        segment = Z[offset : offset + count]
-                        total[a] += segment.sum(axis=0)
-                        total[a + 1 :] += segment
-                        offset += count
+                else:
+                    add_row_sums(Z, pairs.rows, n, total)
                 sums.append(total)
             return np.array(sums)
 

@@ -180,7 +180,12 @@ def test_compiled_permuted_weights_are_their_numpy_twin(
     st.integers(0, 2**32 - 1),
 )
 def test_compiled_row_centring_is_its_numpy_twin(n_samples, n_features, weight, seed):
-    from pkex_select._features import centre_rows_numba, centre_rows_numpy
+    from pkex_select._features import (
+        add_row_sums_numba,
+        add_row_sums_numpy,
+        centre_rows_numba,
+        centre_rows_numpy,
+    )
     from pkex_select._plan import pairs_of_rows
 
     rng = np.random.default_rng(seed)
@@ -202,6 +207,10 @@ def test_compiled_row_centring_is_its_numpy_twin(n_samples, n_features, weight, 
     np.testing.assert_array_equal(Z[:, constant], 1.0)
     for products, twin_products in zip(compiled, twin):
         np.testing.assert_allclose(products, twin_products, rtol=1e-13, atol=1e-300)
+    sums, twin_sums = np.zeros((2, n_samples, n_features))
+    add_row_sums_numba(Z, (start, stop), n_samples, sums)
+    add_row_sums_numpy(Z, (start, stop), n_samples, twin_sums)
+    np.testing.assert_allclose(sums, twin_sums, rtol=1e-13)
 
 
 def test_the_exact_anova_pass_takes_its_joint_kernels_from_the_centring():

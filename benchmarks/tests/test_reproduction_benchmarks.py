@@ -198,3 +198,10 @@ def test_backends_benchmark_runs(tmp_path):
     main(["--rows", "200", "--features", "5", "--repeats", "1", "--out", str(tmp_path)])
     text = (tmp_path / "backends.md").read_text()
     assert "| default (model game) | loky | " in text and "| threading | " in text
+
+
+def test_exact_floor_benchmark_runs(tmp_path):
+    from benchmarks.scale.exact import main
+
+    main(["--rows", "200", "--out", str(tmp_path)])
+    assert "| 200 | 20 | 19900 | 2 | " in (tmp_path / "exact.md").read_text()
