@@ -207,9 +207,7 @@ def solve(
         by_permutation = removed is not None and removed.by_permutation
         values, pair_contributions, moments = [], [], np.zeros((len(scales), 3))
         pairwise, order_one = [], []
-        # Every scale's weighted sums in one matrix product: the weights (n_perm, n_pairs)
-        # are the large operand, so they are read once.
-        statistics = (chunk_weights @ np.column_stack(factors.test_joints(pairs, scales))).T
+        test_joints = np.column_stack(factors.test_joints(pairs, scales))
         joints = getattr(scales, "joints", None)  # where the factors' pass computed them
         for s, Z in enumerate(scales):
             joint = np.prod(Z, axis=1) if joints is None else joints[s]
@@ -238,10 +236,16 @@ def solve(
                 )
                 pairwise.append(chunk_pairwise[..., 0])
                 order_one.append(chunk_order_one[:, 0])
-        if not by_permutation:  # every scale's values from one matrix product
+        # Every weighted sum in one matrix product: the weights (n_perm, n_pairs) are the
+        # large operand, so they are read once.
+        if by_permutation:
+            statistics = (chunk_weights @ test_joints).T
+        else:
             n_features = scales[0].shape[1]
+            sums = chunk_weights @ np.hstack([test_joints, *pair_contributions])
+            statistics = sums[:, : len(scales)].T
             values = (
-                (chunk_weights @ np.hstack(pair_contributions))
+                sums[:, len(scales) :]
                 .reshape(len(chunk_weights), len(scales), n_features)
                 .transpose(1, 0, 2)
             )

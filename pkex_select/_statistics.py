@@ -142,46 +142,62 @@ def _block_weights_kernel(members, permutations, Y, kinds, gamma, matrix, use_ma
     return out
 
 
-def _block_level_weights_kernel(members, permuted_levels, table, scale):
-    """The block weights where the target takes few levels (class labels): per permutation
-    and block, the level counts give each level's centring and a levels x levels table of
-    weights, from which every pair of the block is one lookup."""
-    n_perm = permuted_levels.shape[0]
+def _block_level_weights_kernel(members, levels_by_sample, table, identity, scale):
+    """The block weights where the target takes few levels (class labels), as
+    (n_pairs, n_perm): per block, the level counts under every permutation give each
+    level's centring, each sample's centring under every permutation is looked up once, and
+    a pair's weights are its table entry less its two samples' centrings, a loop over the
+    permutations that vectorises (the table entry is an equality test where the table is
+    the identity, as for class labels). ``levels_by_sample[s, k]`` is sample s's level under
+    permutation k."""
+    n_perm = levels_by_sample.shape[1]
     n_blocks, size = members.shape
     n_levels = table.shape[0]
     n_upper = size * (size - 1) // 2
-    out = np.empty((n_perm, n_blocks * n_upper))
-    codes = np.empty(size, dtype=np.int64)
-    counts = np.empty(n_levels)
-    centre = np.empty(n_levels)
-    weights = np.empty((n_levels, n_levels))
-    for k in range(n_perm):
-        for block in range(n_blocks):
-            counts[:] = 0.0
-            for i in range(size):
-                codes[i] = permuted_levels[k, members[block, i]]
-                counts[codes[i]] += 1.0
+    out = np.empty((n_blocks * n_upper, n_perm))
+    codes = np.empty((size, n_perm), dtype=np.int32)
+    shifts = np.empty((size, n_perm))
+    counts = np.empty((n_levels, n_perm))
+    centre = np.empty((n_levels, n_perm))
+    for block in range(n_blocks):
+        counts[:] = 0.0
+        for i in range(size):
+            levels = levels_by_sample[members[block, i]]
+            for k in range(n_perm):
+                c = np.int32(levels[k])
+                codes[i, k] = c
+                counts[c, k] += 1.0
+        for k in range(n_perm):
             # A sample's row sum over the others of its block: L against every level,
             # less itself.
             total = 0.0
             for c in range(n_levels):
                 row = -table[c, c]
                 for other in range(n_levels):
-                    row += table[c, other] * counts[other]
-                centre[c] = row
-                total += counts[c] * row
+                    row += table[c, other] * counts[other, k]
+                centre[c, k] = row
+                total += counts[c, k] * row
             constant = total / ((size - 1) * (size - 2))
             for c in range(n_levels):
-                centre[c] = centre[c] / (size - 2) - constant / 2.0
-            for c in range(n_levels):
-                for other in range(n_levels):
-                    weights[c, other] = scale * (table[c, other] - centre[c] - centre[other])
-            p = block * n_upper
-            for i in range(size):
-                row_weights = weights[codes[i]]
-                for j in range(i + 1, size):
-                    out[k, p] = row_weights[codes[j]]
-                    p += 1
+                centre[c, k] = centre[c, k] / (size - 2) - constant / 2.0
+        for i in range(size):
+            for k in range(n_perm):
+                shifts[i, k] = centre[codes[i, k], k]
+        p = block * n_upper
+        for i in range(size):
+            first_codes, first_shifts = codes[i], shifts[i]
+            for j in range(i + 1, size):
+                second_codes, second_shifts = codes[j], shifts[j]
+                weights = out[p]
+                if identity:
+                    for k in range(n_perm):
+                        entry = 1.0 if first_codes[k] == second_codes[k] else 0.0
+                        weights[k] = scale * (entry - first_shifts[k] - second_shifts[k])
+                else:
+                    for k in range(n_perm):
+                        entry = table[first_codes[k], second_codes[k]]
+                        weights[k] = scale * (entry - first_shifts[k] - second_shifts[k])
+                p += 1
     return out
 
 
@@ -447,14 +463,17 @@ class HSIC(_GramStatistic):
             if representatives.size <= _BLOCK_TABLE_LEVELS:
                 levels = gram.arguments(representatives[None])[0]
                 table = gram.entries(levels[:, None], levels[None, :])
-                permuted_levels = codes.astype(np.min_scalar_type(representatives.size))[
-                    permutations
-                ]
+                identity = bool(np.array_equal(table, np.eye(table.shape[0])))
+                # Sample by sample, so that a block's samples read their levels under every
+                # permutation as rows (n_samples, n_perm).
+                levels_by_sample = np.ascontiguousarray(
+                    codes.astype(np.min_scalar_type(representatives.size))[permutations].T
+                )
 
                 def table_weights(pairs):
                     return block_level_weights_numba(
-                        pairs.members.astype(np.int64), permuted_levels, table, scale
-                    )
+                        pairs.members.astype(np.int64), levels_by_sample, table, identity, scale
+                    ).T
 
                 return table_weights
         if backend != "numpy" and NUMBA:

@@ -326,7 +326,9 @@ def test_auto_estimator_is_exact_below_a_second_of_work_and_block_above():
 
 
 @pytest.mark.skipif(not _integrals.NUMBA, reason="needs numba")
-@pytest.mark.parametrize("target", ["labels", "two label columns", "two outputs", "matrix"])
+@pytest.mark.parametrize(
+    "target", ["labels", "two label columns", "few values", "two outputs", "matrix"]
+)
 def test_compiled_block_weights_match_numpy(target):
     from pkex_select._gram import TargetGram
     from pkex_select._statistics import HSIC
@@ -337,6 +339,9 @@ def test_compiled_block_weights_match_numpy(target):
         gram = HSIC.target(rng.integers(0, 3, n))
     elif target == "two label columns":  # 6 levels of the table path
         gram = HSIC.target(np.column_stack([rng.integers(0, 3, n), rng.integers(0, 2, n)]))
+    elif target == "few values":  # 4 levels whose table is not the identity
+        gram = HSIC.target(rng.choice([0.0, 0.7, 1.9, 3.0], n), kernel="rbf")
+        assert gram.levels()[1].size == 4
     elif target == "two outputs":  # 60 levels: the kernel path
         gram = HSIC.target(rng.normal(size=(n, 2)), kernel="laplacian")
         gram.Y[:3] = gram.Y[3]  # ties: factor exactly 1
