@@ -15,6 +15,7 @@ from ._scheduling import rows_per_task
 __all__ = [
     "AllPairs",
     "Pairs",
+    "pairs_of_rows",
     "SampleBlocks",
 ]
 

@@ -30,6 +30,8 @@ __all__ = [
     "PARAMETER_CONSTRAINTS",
     "permuted_entries_numba",
     "permuted_entries_numpy",
+    "sample_entries_numba",
+    "sample_entries_numpy",
     "SampleCodes",
     "VALUE_FUNCTIONS",
 ]
@@ -79,6 +81,31 @@ def _permuted_entries_kernel(table, permuted, a, b):
 
 permuted_entries_numba = compile_kernel(_permuted_entries_kernel) if NUMBA else None
 permuted_entries = permuted_entries_numba or permuted_entries_numpy
+
+
+def sample_entries_numpy(table, levels_by_sample, a, b):
+    """Entry (p, k) is ``table[levels_by_sample[a[p], k], levels_by_sample[b[p], k]]``: the
+    weight of pair p under permutation k, with ``levels_by_sample[s]`` sample s's row of
+    the table under every permutation. For pairs in no order (sample blocks)."""
+    return table[levels_by_sample[a], levels_by_sample[b]]
+
+
+def _sample_entries_kernel(table, levels_by_sample, a, b):
+    """Compiled twin of :func:`sample_entries_numpy`: a pair reads its two samples' rows of
+    levels, contiguous whatever the pair, where permutation by permutation it would read
+    two scattered entries of each permutation's row (8x faster for blocks over 10^5
+    samples)."""
+    n_perm = levels_by_sample.shape[1]
+    entries = np.empty((a.size, n_perm))
+    for p in range(a.size):
+        first, second, weights = levels_by_sample[a[p]], levels_by_sample[b[p]], entries[p]
+        for k in range(n_perm):
+            weights[k] = table[first[k], second[k]]
+    return entries
+
+
+sample_entries_numba = compile_kernel(_sample_entries_kernel) if NUMBA else None
+sample_entries = sample_entries_numba or sample_entries_numpy
 
 
 _KERNEL_CODES = {"delta": 0, "rbf": 1, "laplacian": 2, "cauchy": 3}
@@ -466,9 +493,9 @@ class HSIC(_GramStatistic):
                 identity = bool(np.array_equal(table, np.eye(table.shape[0])))
                 # Sample by sample, so that a block's samples read their levels under every
                 # permutation as rows (n_samples, n_perm).
-                levels_by_sample = np.ascontiguousarray(
-                    codes.astype(np.min_scalar_type(representatives.size))[permutations].T
-                )
+                levels_by_sample = codes.astype(np.min_scalar_type(representatives.size))[
+                    permutations.T
+                ]
 
                 def table_weights(pairs):
                     return block_level_weights_numba(
@@ -566,8 +593,17 @@ class MMD(_GramStatistic):
             drawn = plan.n_blocks * plan.block_size * (plan.block_size - 1) / 2
             table *= n * (n - 1) / 2 / drawn
         # Each sample's group in each permutation, in the smallest integer type that holds it
-        # (n_perm by n_samples: the largest array of the test).
-        permuted = codes.astype(np.min_scalar_type(n_groups))[permutations]
+        # (n_perm by n_samples: the largest array of the test). Pairs of blocks read it
+        # sample by sample, all pairs row by row.
+        codes = codes.astype(np.min_scalar_type(n_groups))
+        if plan.blocked:
+            levels_by_sample = codes[permutations.T]
+
+            def weights(pairs):
+                return sample_entries(table, levels_by_sample, pairs.a, pairs.b).T
+
+            return weights
+        permuted = codes[permutations]
 
         def weights(pairs):
             return permuted_entries(table, permuted, pairs.a, pairs.b)

@@ -170,6 +170,14 @@ def test_compiled_permuted_weights_are_their_numpy_twin(
     np.testing.assert_array_equal(
         compiled, _statistics.permuted_entries_numpy(table, permuted, a, b)
     )
+    by_sample = np.ascontiguousarray(permuted.T)
+    np.testing.assert_array_equal(
+        _statistics.sample_entries_numba(table, by_sample, a, b).T,
+        _statistics.sample_entries_numpy(table, by_sample, a, b).T,
+    )
+    np.testing.assert_array_equal(
+        _statistics.sample_entries_numpy(table, by_sample, a, b).T, compiled
+    )
 
 
 @settings(max_examples=60, deadline=None)
