@@ -23,7 +23,7 @@ from ._interactions import INDICES, assemble, chunk_interactions
 from ._pvalues import CORRECTIONS, PermutationTests, permutation_tests
 from ._quadrature import DEFAULT_TOL
 from ._scheduling import progress_printer, run_tasks
-from ._statistics import VALUE_FUNCTIONS
+from ._statistics import VALUE_FUNCTIONS, PairWeights
 
 # How many times TASK_BYTES the weights of one chunk may take (32 MiB).
 _WEIGHT_BUDGET = 32
@@ -199,12 +199,17 @@ def solve(
         the interaction index, before :func:`~pkex_select._interactions.assemble`.
     """
 
+    pair_weights = weights if isinstance(weights, PairWeights) else PairWeights(weights)
+
     def task(chunk):
         pairs = plan.pairs(chunk)
-        chunk_weights = weights(pairs)
         scales = factors(pairs)
         pair_cells = None if removed is None else removed.cells.pair_cells(pairs)
         by_permutation = removed is not None and removed.by_permutation
+        # The weights themselves where a game per permutation or an index needs them; else
+        # only their products with the pairs' values.
+        needs_weights = by_permutation or interaction_index is not None
+        chunk_weights = pair_weights(pairs) if needs_weights else None
         values, pair_contributions, moments = [], [], np.zeros((len(scales), 3))
         pairwise, order_one = [], []
         test_joints = np.column_stack(factors.test_joints(pairs, scales))
@@ -242,11 +247,16 @@ def solve(
             statistics = (chunk_weights @ test_joints).T
         else:
             n_features = scales[0].shape[1]
-            sums = chunk_weights @ np.hstack([test_joints, *pair_contributions])
+            columns = np.hstack([test_joints, *pair_contributions])
+            sums = (
+                pair_weights.products(pairs, columns)
+                if chunk_weights is None
+                else chunk_weights @ columns
+            )
             statistics = sums[:, : len(scales)].T
             values = (
                 sums[:, len(scales) :]
-                .reshape(len(chunk_weights), len(scales), n_features)
+                .reshape(len(sums), len(scales), n_features)
                 .transpose(1, 0, 2)
             )
         extra = (np.array(pairwise), np.array(order_one)) if interaction_index else None

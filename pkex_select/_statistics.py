@@ -27,6 +27,7 @@ __all__ = [
     "Cells",
     "HSIC",
     "MMD",
+    "PairWeights",
     "PARAMETER_CONSTRAINTS",
     "permuted_entries_numba",
     "permuted_entries_numpy",
@@ -49,6 +50,24 @@ PARAMETER_CONSTRAINTS = {
 # Up to this size the observed weight matrix of HSIC is kept whole when there are
 # permutations (n = 4096): each permutation's weights are then gathered from it.
 _DENSE_WEIGHT_BYTES = 2**27
+
+
+class PairWeights:
+    """A statistic's pair weights under every permutation, for any chunk of pairs:
+    ``weights(pairs)`` of shape (n_perm, n_pairs), and ``weights.products(pairs, columns)``,
+    their product with columns of per-pair values (n_pairs, n_columns), which a statistic may
+    compute without writing the weights out (``products``)."""
+
+    def __init__(self, entries, products=None):
+        self.entries, self._products = entries, products
+
+    def __call__(self, pairs):
+        return self.entries(pairs)
+
+    def products(self, pairs, columns):
+        if self._products is None:
+            return self.entries(pairs) @ columns
+        return self._products(pairs, columns)
 
 
 def permuted_entries_numpy(table, permuted, a, b):
@@ -177,59 +196,106 @@ def _block_level_weights_kernel(members, levels_by_sample, table, identity, scal
     permutations that vectorises (the table entry is an equality test where the table is
     the identity, as for class labels). ``levels_by_sample[s, k]`` is sample s's level under
     permutation k."""
-    n_perm = levels_by_sample.shape[1]
     n_blocks, size = members.shape
-    n_levels = table.shape[0]
     n_upper = size * (size - 1) // 2
-    out = np.empty((n_blocks * n_upper, n_perm))
-    codes = np.empty((size, n_perm), dtype=np.int32)
-    shifts = np.empty((size, n_perm))
-    counts = np.empty((n_levels, n_perm))
-    centre = np.empty((n_levels, n_perm))
+    out = np.empty((n_blocks * n_upper, levels_by_sample.shape[1]))
+    buffers = _level_buffers(size, table.shape[0], levels_by_sample.shape[1])
     for block in range(n_blocks):
-        counts[:] = 0.0
-        for i in range(size):
-            levels = levels_by_sample[members[block, i]]
-            for k in range(n_perm):
-                c = np.int32(levels[k])
-                codes[i, k] = c
-                counts[c, k] += 1.0
-        for k in range(n_perm):
-            # A sample's row sum over the others of its block: L against every level,
-            # less itself.
-            total = 0.0
-            for c in range(n_levels):
-                row = -table[c, c]
-                for other in range(n_levels):
-                    row += table[c, other] * counts[other, k]
-                centre[c, k] = row
-                total += counts[c, k] * row
-            constant = total / ((size - 1) * (size - 2))
-            for c in range(n_levels):
-                centre[c, k] = centre[c, k] / (size - 2) - constant / 2.0
-        for i in range(size):
-            for k in range(n_perm):
-                shifts[i, k] = centre[codes[i, k], k]
-        p = block * n_upper
-        for i in range(size):
-            first_codes, first_shifts = codes[i], shifts[i]
-            for j in range(i + 1, size):
-                second_codes, second_shifts = codes[j], shifts[j]
-                weights = out[p]
-                if identity:
-                    for k in range(n_perm):
-                        entry = 1.0 if first_codes[k] == second_codes[k] else 0.0
-                        weights[k] = scale * (entry - first_shifts[k] - second_shifts[k])
-                else:
-                    for k in range(n_perm):
-                        entry = table[first_codes[k], second_codes[k]]
-                        weights[k] = scale * (entry - first_shifts[k] - second_shifts[k])
-                p += 1
+        _fill_block_level_weights(
+            out[block * n_upper : (block + 1) * n_upper],
+            members[block],
+            levels_by_sample,
+            table,
+            identity,
+            scale,
+            *buffers,
+        )
     return out
 
 
+def _block_level_products_kernel(members, levels_by_sample, table, identity, scale, columns):
+    """``weights.T @ columns`` for the weights of :func:`_block_level_weights_kernel`, block
+    by block: each block's weights (n_upper x n_perm) are built in a buffer that stays in the
+    cache and multiplied there with the block's rows of ``columns``, so that the weights of
+    the chunk are never written to memory and read back. Returns (n_perm, n_columns)."""
+    n_blocks, size = members.shape
+    n_upper = size * (size - 1) // 2
+    n_perm = levels_by_sample.shape[1]
+    sums = np.zeros((n_perm, columns.shape[1]))
+    block_weights = np.empty((n_upper, n_perm))
+    buffers = _level_buffers(size, table.shape[0], n_perm)
+    for block in range(n_blocks):
+        _fill_block_level_weights(
+            block_weights, members[block], levels_by_sample, table, identity, scale, *buffers
+        )
+        rows = np.ascontiguousarray(columns[block * n_upper : (block + 1) * n_upper])
+        sums += np.dot(block_weights.T, rows)
+    return sums
+
+
+def _level_buffers(size, n_levels, n_perm):
+    """Work arrays of :func:`_fill_block_level_weights`: codes, shifts, counts, centres."""
+    return (
+        np.empty((size, n_perm), dtype=np.int32),
+        np.empty((size, n_perm)),
+        np.empty((n_levels, n_perm)),
+        np.empty((n_levels, n_perm)),
+    )
+
+
+def _fill_block_level_weights(
+    out, samples, levels_by_sample, table, identity, scale, codes, shifts, counts, centre
+):
+    """One block's weights under every permutation into ``out`` (n_upper, n_perm)."""
+    n_perm = levels_by_sample.shape[1]
+    size = samples.size
+    n_levels = table.shape[0]
+    counts[:] = 0.0
+    for i in range(size):
+        levels = levels_by_sample[samples[i]]
+        for k in range(n_perm):
+            c = np.int32(levels[k])
+            codes[i, k] = c
+            counts[c, k] += 1.0
+    for k in range(n_perm):
+        # A sample's row sum over the others of its block: L against every level, less
+        # itself.
+        total = 0.0
+        for c in range(n_levels):
+            row = -table[c, c]
+            for other in range(n_levels):
+                row += table[c, other] * counts[other, k]
+            centre[c, k] = row
+            total += counts[c, k] * row
+        constant = total / ((size - 1) * (size - 2))
+        for c in range(n_levels):
+            centre[c, k] = centre[c, k] / (size - 2) - constant / 2.0
+    for i in range(size):
+        for k in range(n_perm):
+            shifts[i, k] = centre[codes[i, k], k]
+    p = 0
+    for i in range(size):
+        first_codes, first_shifts = codes[i], shifts[i]
+        for j in range(i + 1, size):
+            second_codes, second_shifts = codes[j], shifts[j]
+            weights = out[p]
+            if identity:
+                for k in range(n_perm):
+                    entry = 1.0 if first_codes[k] == second_codes[k] else 0.0
+                    weights[k] = scale * (entry - first_shifts[k] - second_shifts[k])
+            else:
+                for k in range(n_perm):
+                    entry = table[first_codes[k], second_codes[k]]
+                    weights[k] = scale * (entry - first_shifts[k] - second_shifts[k])
+            p += 1
+
+
 block_weights_numba = compile_kernel(_block_weights_kernel) if NUMBA else None
+if NUMBA:  # the helpers first: compiled kernels call compiled functions only
+    _level_buffers = compile_kernel(_level_buffers)
+    _fill_block_level_weights = compile_kernel(_fill_block_level_weights)
 block_level_weights_numba = compile_kernel(_block_level_weights_kernel) if NUMBA else None
+block_level_products_numba = compile_kernel(_block_level_products_kernel) if NUMBA else None
 # Up to this many target levels the block weights come from a table per block.
 _BLOCK_TABLE_LEVELS = 32
 
@@ -502,7 +568,17 @@ class HSIC(_GramStatistic):
                         pairs.members.astype(np.int64), levels_by_sample, table, identity, scale
                     ).T
 
-                return table_weights
+                def table_products(pairs, columns):
+                    return block_level_products_numba(
+                        pairs.members.astype(np.int64),
+                        levels_by_sample,
+                        table,
+                        identity,
+                        scale,
+                        np.ascontiguousarray(columns),
+                    )
+
+                return PairWeights(table_weights, table_products)
         if backend != "numpy" and NUMBA:
             use_matrix = gram.matrix is not None
             matrix = gram.matrix if use_matrix else np.zeros((1, 1))

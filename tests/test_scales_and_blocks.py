@@ -357,3 +357,9 @@ def test_compiled_block_weights_match_numpy(target):
         pairs = plan.pairs(chunk)
         expected = twin(pairs)
         np.testing.assert_allclose(compiled(pairs), expected, rtol=1e-12, atol=1e-15)
+        # The products with per-pair columns, where the statistic computes them itself.
+        columns = rng.normal(size=(pairs.a.size, 3))
+        products = getattr(compiled, "products", lambda pairs, c: compiled(pairs) @ c)
+        np.testing.assert_allclose(
+            products(pairs, columns), expected @ columns, rtol=1e-12, atol=1e-14
+        )
