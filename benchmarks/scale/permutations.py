@@ -1,4 +1,4 @@
-"""Permutation tests on the block estimate: their CPU time against the fit and the floor.
+"""Permutation tests: their CPU time against the fit and against their arithmetic floor.
 
     python -m benchmarks.scale.permutations [--permutations 999] [--out DIR]
 
@@ -167,7 +167,8 @@ def main(argv=None):
         "'floor s' the matrix products of their weights with the pair contributions alone."
     )
     table = markdown_table(list(rows[0]), [list(r.values()) for r in rows])
-    write_results(args.out, "permutations", rows, "Permutations on the block estimate", note, table)
+    title = "Permutations against their floor"
+    write_results(args.out, "permutations", rows, title, note, table)
 
 
 if __name__ == "__main__":
