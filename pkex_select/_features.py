@@ -21,13 +21,13 @@ from .kernels import bandwidths, factor_of_difference, gamma_from_bandwidth, ker
 
 __all__ = [
     "ANOVA_FULL_WEIGHT_FEATURES",
-    "anova_weight",
-    "CentredFactors",
-    "ChunkFactors",
-    "centre_rows_numba",
-    "centre_rows_numpy",
     "add_row_sums_numba",
     "add_row_sums_numpy",
+    "anova_weight",
+    "CentredFactors",
+    "centre_rows_numba",
+    "centre_rows_numpy",
+    "ChunkFactors",
     "DataFactors",
     "GramFactors",
     "JointFactors",
