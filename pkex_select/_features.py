@@ -490,13 +490,9 @@ class CentredFactors:
         def task(chunk):
             pairs = plan.pairs(chunk)
             sums = []
-            for Z in factors(pairs):
+            for Z in factors(pairs):  # the plan's pairs come in runs of rows (AllPairs)
                 total = np.zeros((n, factors.n_features))
-                if pairs.rows is None:
-                    np.add.at(total, pairs.a, Z)
-                    np.add.at(total, pairs.b, Z)
-                else:
-                    add_row_sums(Z, pairs.rows, n, total)
+                add_row_sums(Z, pairs.rows, n, total)
                 sums.append(total)
             return np.array(sums)
 
@@ -515,7 +511,7 @@ class CentredFactors:
 
     def __call__(self, pairs):
         scales = self.factors(pairs)
-        if pairs.rows is not None:  # all pairs of a run of rows: one pass per scale
+        if pairs.members is None:  # all pairs of a run of rows (AllPairs): one pass per scale
             joints, test_joints = [], []
             for Z, rows, total in zip(scales, self.row_terms, self.total_terms):
                 plain, centred = centre_rows(
@@ -524,13 +520,7 @@ class CentredFactors:
                 test_joints.append(plain)
                 joints.append(centred)
             return ChunkFactors(scales, joints, test_joints)
-        if pairs.members is not None:
-            scales = [self._within_blocks(Z, pairs.members) for Z in scales]
-        else:
-            for Z, rows, total in zip(scales, self.row_terms, self.total_terms):
-                Z -= rows[pairs.a]
-                Z -= rows[pairs.b]
-                Z += total
+        scales = [self._within_blocks(Z, pairs.members) for Z in scales]
         # Each scale's centred kernels, weighted, plus 1 (_within_blocks adds no 1). A constant
         # feature centres to 0 in exact arithmetic; make it so in floating point too.
         for Z in scales:
