@@ -234,24 +234,22 @@ def _text_encoding(path):
         head = f.read(1 << 20)
     marks = [(codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32")]
     marks += [(codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")]
-    encoding = next((name for mark, name in marks if head.startswith(mark)), "utf-8-sig")
-    try:
-        codecs.getincrementaldecoder(encoding)().decode(head, final=False)
-        if encoding != "utf-8-sig" or b"\x00" not in head:
-            return encoding
-    except UnicodeDecodeError:
-        if encoding != "utf-8-sig":
-            raise UsageError(f"cannot read {path!r}: it is not {encoding} text") from None
-    if b"\x00" in head:
+    marked = next((name for mark, name in marks if head.startswith(mark)), None)
+    if marked is None and b"\x00" in head:
         raise UsageError(
             f"cannot read {path!r}: it holds NUL bytes, so it is not a text file (a "
             "spreadsheet? save it as CSV)"
         )
-    try:
-        head.decode("cp1252")
-        return "cp1252"
-    except UnicodeDecodeError:
-        return "latin-1"
+    for encoding in [marked] if marked else ["utf-8-sig", "cp1252"]:
+        try:
+            # Incremental: the head may end inside a character.
+            codecs.getincrementaldecoder(encoding)().decode(head, final=False)
+            return encoding
+        except UnicodeDecodeError:
+            pass
+    if marked:
+        raise UsageError(f"cannot read {path!r}: it is not {marked} text")
+    return "latin-1"
 
 
 def _separator_and_header(path, sep=None, encoding="utf-8-sig"):
@@ -278,8 +276,9 @@ def _separator_and_header(path, sep=None, encoding="utf-8-sig"):
 # decimal mark "." ("," in a ;-separated file, whose thousands separator is then "."), and a
 # percent sign after it or a currency sign before it.
 _NUMBER = r"[-+]?\s*(\d{1,3}(<T>\d{3})+|\d+)(<D>\d*)?"
+_CURRENCY = "$€£¥"
 _PERCENT = rf"^\s*{_NUMBER}\s*%\s*$"
-_MONEY = rf"^\s*[-+]?\s*[$€£¥]\s*{_NUMBER}\s*$"
+_MONEY = rf"^\s*[-+]?\s*[{_CURRENCY}]\s*{_NUMBER}\s*$"
 
 
 def _numbers_in(present, pattern, decimal):
@@ -290,7 +289,7 @@ def _numbers_in(present, pattern, decimal):
     pattern = pattern.replace("<T>", "\\" + thousands).replace("<D>", "\\" + decimal)
     if not len(present) or not present.str.match(pattern).all():
         return None
-    digits = present.str.replace(r"[\s%$€£¥]", "", regex=True)
+    digits = present.str.replace(rf"[\s%{_CURRENCY}]", "", regex=True)
     digits = digits.str.replace(thousands, "", regex=False).str.replace(decimal, ".", regex=False)
     return pd.to_numeric(digits)
 
@@ -367,7 +366,7 @@ def _read_table(path, na_values, sep=None):
                 frame[column] = dates
                 _note(f"column {column!r} read as dates, in days since 1970-01-01")
                 continue
-            durations = _durations(text)
+            durations = _durations(text, present)
             if durations is not None:
                 frame[column] = durations
                 _note(f"column {column!r} read as durations, in days")
@@ -386,12 +385,11 @@ def _read_table(path, na_values, sep=None):
     return dates_as_days(frame)
 
 
-def _durations(text):
+def _durations(text, present):
     """A text column of durations (``1 days 02:00:00``, ``00:05:00``, ISO 8601 ``P1DT2H``)
-    as pandas timedeltas, or None where some present cell is not one."""
+    as pandas timedeltas, or None where some of its ``present`` cells is not one."""
     import pandas as pd
 
-    present = text.dropna().astype(str)
     # Every cell names a unit or a clock time; plain numbers were read as numbers already.
     if not len(present) or not present.str.contains(r"[:a-zA-Z]").all():
         return None
