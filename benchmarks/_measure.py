@@ -76,3 +76,8 @@ def markdown_table(header, rows):
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
     return "\n".join(lines) + "\n"
+
+
+def records_table(records):
+    """The markdown table of ``records``, dicts with the same keys: one column per key."""
+    return markdown_table(list(records[0]), [list(record.values()) for record in records])

@@ -37,7 +37,7 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.linear_model import LassoCV
 
-from benchmarks._measure import markdown_table, progress, write_results
+from benchmarks._measure import progress, records_table, write_results
 from pkex_select import HSICShapleySelector
 from pkex_select.knockoffs import derandomised_selection, gaussian_knockoffs
 
@@ -228,7 +228,7 @@ def main(argv=None):
         )
         + f", against a plain fit of the selector, {plain:.2f} s."
     )
-    table = markdown_table(list(rows[0]), [list(r.values()) for r in rows])
+    table = records_table(rows)
     name = "knockoffs" if args.games == ["auto"] else "knockoffs-" + "-".join(args.games)
     write_results(args.out, name, rows, "Knockoffs: FDR and power", note, table)
 

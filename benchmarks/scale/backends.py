@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 from joblib import parallel_backend
 
-from benchmarks._measure import markdown_table, write_results
+from benchmarks._measure import records_table, write_results
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -79,7 +79,7 @@ def main(argv=None):
         f"{args.repeats} fits; 'x none' is the time over the same fit without an enclosing "
         "backend."
     )
-    table = markdown_table(list(rows[0]), [list(r.values()) for r in rows])
+    table = records_table(rows)
     title = "Fits inside an enclosing joblib backend"
     write_results(args.out, "backends", rows, title, note, table)
 

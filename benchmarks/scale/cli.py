@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchmarks._measure import markdown_table, write_results
+from benchmarks._measure import records_table, write_results
 from benchmarks.scale.__main__ import planted
 
 RESULTS = Path(__file__).parent / "results"
@@ -103,7 +103,7 @@ def main(argv=None):
         f"{report['game']}); the planted features among the five largest values: {found} of "
         "5. Each command in a new process on the machine's two cores."
     )
-    table = markdown_table(list(rows[0]), [list(r.values()) for r in rows])
+    table = records_table(rows)
     write_results(args.out, "cli", rows, "The command line on a large CSV file", note, table)
     print(note)
 

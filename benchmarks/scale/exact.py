@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from benchmarks._measure import markdown_table, write_results
+from benchmarks._measure import records_table, write_results
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -93,7 +93,7 @@ def main(argv=None):
         "'floor s' is the integrals on ready factors plus one pass that makes the factors, "
         "on the fit's own pairs."
     )
-    table = markdown_table(list(rows[0]), [list(r.values()) for r in rows])
+    table = records_table(rows)
     write_results(args.out, "exact", rows, "The exact estimate against its floor", note, table)
 
 

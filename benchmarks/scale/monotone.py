@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from benchmarks._measure import markdown_table, write_results
+from benchmarks._measure import records_table, write_results
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -84,7 +84,7 @@ def main(argv=None):
         f"{args.repeats}`; d = {args.features}, CPU seconds, one thread. Each step's time at "
         f"least 0.9 of the one before (timing noise): {monotone}."
     )
-    table = markdown_table(list(rows[0]), [list(r.values()) for r in rows])
+    table = records_table(rows)
     write_results(args.out, "monotone", rows, "Default fit time against n", note, table)
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from benchmarks._measure import markdown_table, write_results
+from benchmarks._measure import records_table, write_results
 
 RESULTS = Path(__file__).parent / "results"
 CHUNK = 20_000
@@ -166,7 +166,7 @@ def main(argv=None):
         "seconds, one thread. 'permutations s' is the fit with them less the fit without; "
         "'floor s' the matrix products of their weights with the pair contributions alone."
     )
-    table = markdown_table(list(rows[0]), [list(r.values()) for r in rows])
+    table = records_table(rows)
     title = "Permutations against their floor"
     write_results(args.out, "permutations", rows, title, note, table)
 
