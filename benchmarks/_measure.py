@@ -52,6 +52,18 @@ def progress(iterable, **kwargs):
     return tqdm(iterable, **kwargs)
 
 
+def one_thread():
+    """Limit this process to one thread before pkex_select is imported: OMP_NUM_THREADS for
+    numba's threading layer, threadpool_limits for BLAS, which NumPy has loaded already (two
+    BLAS threads count twice the CPU time in the eigendecompositions)."""
+    import os
+
+    from threadpoolctl import threadpool_limits
+
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    threadpool_limits(1)
+
+
 def write_results(out, name, rows, title, note, table):
     """Write ``rows`` to ``out/name.csv`` and ``title``, ``note`` and ``table`` to
     ``out/name.md``; print the table."""

@@ -18,14 +18,12 @@ within 2.
 """
 
 import argparse
-import os
 import time
 from pathlib import Path
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
-from benchmarks._measure import records_table, write_results
+from benchmarks._measure import one_thread, records_table, write_results
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -35,8 +33,7 @@ def main(argv=None):
     parser.add_argument("--rows", type=int, default=5875)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    threadpool_limits(1)
+    one_thread()
     from benchmarks.feature_selection.datasets import load
     from pkex_select import HSICShapleySelector
     from pkex_select._engine import contributions

@@ -14,14 +14,12 @@ features among the five selected.
 """
 
 import argparse
-import os
 import time
 from pathlib import Path
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
-from benchmarks._measure import records_table, write_results
+from benchmarks._measure import one_thread, records_table, write_results
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -48,11 +46,7 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
-    # One thread: OMP_NUM_THREADS for numba's threading layer (imported with pkex_select
-    # below), threadpool_limits for BLAS, which numpy loaded before the variable was set
-    # (two BLAS threads count twice the CPU time in the eigendecompositions).
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    threadpool_limits(1)
+    one_thread()
     from sklearn.datasets import make_friedman1
     from sklearn.feature_selection import mutual_info_regression
 

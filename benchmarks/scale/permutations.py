@@ -20,14 +20,12 @@ matrix products of that shape over chunks of 20,000 pairs on the same machine.
 """
 
 import argparse
-import os
 import time
 from pathlib import Path
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
-from benchmarks._measure import records_table, write_results
+from benchmarks._measure import one_thread, records_table, write_results
 
 RESULTS = Path(__file__).parent / "results"
 CHUNK = 20_000
@@ -68,11 +66,7 @@ def main(argv=None):
     parser.add_argument("--permutations", type=int, default=999)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
-    # One thread: OMP_NUM_THREADS for numba's threading layer (imported with pkex_select
-    # below), threadpool_limits for BLAS, which numpy loaded before the variable was set
-    # (two BLAS threads count twice the CPU time in the eigendecompositions).
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    threadpool_limits(1)
+    one_thread()
     from pkex_select import HSICShapleySelector, attribute_shift
 
     rng = np.random.default_rng(0)
