@@ -29,6 +29,7 @@ __all__ = [
     "centre_rows_numpy",
     "ChunkFactors",
     "DataFactors",
+    "exponents_numba",
     "GramFactors",
     "JointFactors",
     "IdentifierColumnWarning",
@@ -228,6 +229,13 @@ class DataFactors:
         # The columns of each kernel, found once rather than for every chunk.
         kernels = np.asarray(kernels)
         self.columns = {kernel: np.flatnonzero(kernels == kernel) for kernel in set(kernels)}
+        self._transposed = {}
+
+    def _columns_of(self, kernel):
+        """The features of ``kernel`` as contiguous rows, transposed once."""
+        if kernel not in self._transposed:
+            self._transposed[kernel] = np.ascontiguousarray(self.X[:, self.columns[kernel]].T)
+        return self._transposed[kernel]
 
     def _differences(self, pairs):
         X = self.X
@@ -259,13 +267,31 @@ class DataFactors:
     def joint(self, pairs):
         """The product of the factors on the pairs, at every scale, each as a column.
 
-        The RBF and Laplacian factors multiply into one exponential of a matrix-vector
-        product (one exp per pair instead of one per factor); Cauchy and delta factors are
-        multiplied in. Infinite parameters, whose exponent would be inf * 0 on equal
-        values, take the factor by factor product.
+        The RBF and Laplacian factors multiply into one exponential of the weighted sum of
+        their distances (one exp per pair instead of one per factor), summed in one
+        compiled pass over runs of rows; Cauchy and delta factors are multiplied in.
+        Infinite parameters, whose exponent would be inf * 0 on equal values, take the
+        factor by factor product.
         """
         if not all(np.all(np.isfinite(gamma)) for gamma in self.gammas):
             return [np.prod(Z, axis=1, keepdims=True) for Z in self(pairs)]
+        if set(self.columns) <= {"rbf", "laplacian"} and NUMBA:
+            if pairs.rows is not None:
+                members = np.arange(pairs.rows[0], self.n_samples)[None]
+                first_rows = pairs.rows[1] - pairs.rows[0]
+            else:
+                members, first_rows = pairs.members, pairs.members.shape[1]
+            exponent = np.zeros((len(self.gammas), pairs.a.size))
+            for kernel, cols in self.columns.items():
+                exponents_numba(
+                    self._columns_of(kernel),
+                    members,
+                    first_rows,
+                    kernel == "rbf",
+                    np.array([gamma[cols] for gamma in self.gammas]),
+                    exponent,
+                )
+            return [np.exp(-total)[:, None] for total in exponent]
         differences = self._differences(pairs)
         exponent = [np.zeros(differences.shape[0]) for _ in self.gammas]
         for kernel in ("rbf", "laplacian"):
@@ -440,6 +466,31 @@ def _add_row_sums_kernel(Z, rows, n_samples, total):
             b = a + 1
 
 
+def _exponents_kernel(columns, members, first_rows, squared, gammas, exponent):
+    """Add to ``exponent[s, p]`` the sum over the features j of ``gammas[s, j] u_j`` for
+    pair p, u = (a - b)^2 where ``squared``, else |a - b|, from the features as rows of
+    ``columns``: the exponents :meth:`DataFactors.joint` otherwise sums from the pairs'
+    differences, without them. The pairs are those of each row of ``members`` (a block of
+    :class:`~pkex_select._plan.SampleBlocks`, or the rows from a chunk's first on for
+    :func:`~pkex_select._plan.pairs_of_rows`), in their order: (members[i], members[k]),
+    i < k, for i below ``first_rows``."""
+    n_features = columns.shape[0]
+    size = members.shape[1]
+    start = 0
+    for block in range(members.shape[0]):
+        for i in range(min(first_rows, size - 1)):
+            count = size - 1 - i
+            for s in range(gammas.shape[0]):
+                for j in range(n_features):
+                    value, gamma = columns[j, members[block, i]], gammas[s, j]
+                    for offset in range(count):
+                        difference = value - columns[j, members[block, i + 1 + offset]]
+                        u = difference * difference if squared else abs(difference)
+                        exponent[s, start + offset] += gamma * u
+            start += count
+
+
+exponents_numba = compile_kernel(_exponents_kernel) if NUMBA else None
 centre_rows_numba = compile_kernel(_centre_rows_kernel) if NUMBA else None
 add_row_sums_numba = compile_kernel(_add_row_sums_kernel) if NUMBA else None
 add_row_sums = add_row_sums_numba or add_row_sums_numpy

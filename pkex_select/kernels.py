@@ -30,6 +30,7 @@ __all__ = [
     "kernel_factor",
     "factor_tensor",
     "gram_matrices",
+    "median_of_distances",
 ]
 
 KERNELS = ("rbf", "laplacian", "cauchy", "delta")
@@ -192,15 +193,75 @@ def _median_distance(X):
     n_samples = X.shape[0]
     rows = np.linspace(0, n_samples - 1, min(n_samples, _MEDIAN_MAX_ROWS)).round().astype(int)
     sample = X[rows]
-    a, b = np.triu_indices(sample.shape[0], k=1)
     values = np.empty(X.shape[1])
     for j in range(X.shape[1]):
-        distances = np.abs(sample[a, j] - sample[b, j])
-        median = np.median(distances) if distances.size else 0.0
-        if median == 0 and np.any(distances > 0):
-            median = distances[distances > 0].mean()
+        median = median_of_distances(sample[:, j])
+        if median == 0:
+            a, b = np.triu_indices(sample.shape[0], k=1)
+            distances = np.abs(sample[a, j] - sample[b, j])
+            if np.any(distances > 0):
+                median = distances[distances > 0].mean()
         values[j] = median
     return values
+
+
+# median_of_distances: pairs sampled to bracket the median, and the bracket's half-width in
+# standard errors of the sample's median rank (a bracket that misses is widened).
+_BRACKET_PAIRS = 20_000
+_BRACKET_ERRORS = 6.0
+
+
+def median_of_distances(values):
+    """``np.median`` of ``|values[a] - values[b]|`` over the pairs a < b, to the last bit,
+    without computing them all.
+
+    Sorted, row i's distances ``s[k] - s[i]``, k > i, are nondecreasing in k (rounding is
+    monotone), so the number at most t is found per row by a binary search, fixed up where
+    ``s[i] + t`` rounds across a value. A sample of pairs brackets the median; the
+    distances inside the bracket (a few percent of them) are computed and the middle one
+    (or two) selected. O(m log m) per count, against m^2 / 2 distances and their partition.
+    """
+    ordered = np.sort(np.asarray(values, dtype=np.float64))
+    size = ordered.size
+    n_pairs = size * (size - 1) // 2
+    middle = np.array([(n_pairs - 1) // 2, n_pairs // 2])
+    if n_pairs <= 4 * _BRACKET_PAIRS:
+        a, b = np.triu_indices(size, k=1)
+        return float(np.median(ordered[b] - ordered[a])) if n_pairs else 0.0
+    rows = np.arange(size)
+
+    def ends(t):
+        """Per row i, the first k > i with s[k] - s[i] > t."""
+        end = np.maximum(np.searchsorted(ordered, ordered + t, side="right"), rows + 1)
+        while True:
+            back = (end > rows + 1) & (ordered[end - 1] - ordered > t)
+            if not back.any():
+                break
+            end[back] = np.maximum(np.searchsorted(ordered, ordered[end[back] - 1]), rows[back] + 1)
+        while True:
+            inside = end < size
+            inside[inside] = ordered[end[inside]] - ordered[inside] <= t
+            if not inside.any():
+                return end
+            end[inside] = np.searchsorted(ordered, ordered[end[inside]], side="right")
+
+    rng = np.random.default_rng(0)
+    first, second = rng.integers(0, size, (2, _BRACKET_PAIRS))
+    sample = np.sort(np.abs(ordered[first] - ordered[second])[first != second])
+    spread = _BRACKET_ERRORS * 0.5 * sample.size**0.5
+    low = sample[max(int(sample.size / 2 - spread), 0)]
+    high = sample[min(int(sample.size / 2 + spread), sample.size - 1)]
+    below, through = ends(low) - rows - 1, ends(high) - rows - 1
+    if below.sum() > middle[0] or through.sum() <= middle[1]:
+        low, high = -1.0, np.inf  # the bracket missed: take every distance
+        below, through = np.zeros(size, dtype=np.intp), size - rows - 1
+    # The distances in (low, high], row by row.
+    counts = through - below
+    starts = rows + 1 + below
+    offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+    inside = ordered[np.repeat(starts, counts) + offsets] - np.repeat(ordered, counts)
+    picked = np.partition(inside, middle - below.sum())[middle - below.sum()]
+    return float(picked.mean())
 
 
 def _as_kernel_list(kernels, n_features):

@@ -221,6 +221,37 @@ def test_compiled_row_centring_is_its_numpy_twin(n_samples, n_features, weight, 
     np.testing.assert_allclose(sums, twin_sums, rtol=1e-13)
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(3, 40),
+    st.lists(st.sampled_from(["rbf", "laplacian", "cauchy", "delta"]), min_size=1, max_size=8),
+    st.integers(1, 2),
+    st.integers(0, 2**32 - 1),
+)
+def test_compiled_joint_kernel_is_its_numpy_twin(n_samples, kernels, n_scales, seed):
+    """DataFactors.joint sums the exponential kernels' exponents in one compiled pass over
+    runs of rows; the NumPy path (differences, distances, matrix-vector products) and the
+    product of the factors agree with it."""
+    from pkex_select import _features
+    from pkex_select._plan import pairs_of_rows
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_samples, len(kernels)))
+    delta = np.array(kernels) == "delta"
+    X[:, delta] = rng.integers(0, 3, (n_samples, delta.sum()))
+    gammas = [rng.uniform(0.01, 2.0, len(kernels)) for _ in range(n_scales)]
+    factors = _features.DataFactors(X, kernels, gammas)
+    start = int(rng.integers(0, n_samples - 1))
+    pairs = pairs_of_rows((start, int(rng.integers(start + 1, n_samples))), n_samples)
+    compiled = factors.joint(pairs)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_features, "NUMBA", False)
+        twin = factors.joint(pairs)
+    for joint, twin_joint, scale in zip(compiled, twin, factors(pairs)):
+        np.testing.assert_allclose(joint, twin_joint, rtol=1e-13, atol=1e-300)
+        np.testing.assert_allclose(joint[:, 0], np.prod(scale, axis=1), rtol=1e-12, atol=1e-300)
+
+
 def test_the_exact_anova_pass_takes_its_joint_kernels_from_the_centring():
     """The ANOVA game's chunks carry the products of their plain and centred factors; they
     equal the products computed from the factors anew."""
