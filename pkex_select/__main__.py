@@ -707,9 +707,11 @@ def _print_table(rows, selector, title, out):
 def _selection_rule(selector):
     """What the stars mean, and a hint at the flags that change it."""
     if selector.fdr is not None:
+        statistics = " and ".join(sorted(set(selector.knockoff_value_functions_)))
         return (
             f"knockoffs at false discovery rate {selector.fdr:g}, "
-            + ("one draw" if selector.n_knockoffs == 1 else f"{selector.n_knockoffs} draws"),
+            + ("one draw" if selector.n_knockoffs == 1 else f"{selector.n_knockoffs} draws")
+            + f" ({statistics} statistic)",
             "the columns that tell about y what the others do not; --fdr to change",
         )
     if selector.alpha is not None:

@@ -121,9 +121,10 @@ def _leave_one_out(K, targets):
 
 
 def _ridge_weights(K, targets):
-    """Dual coefficients of kernel ridge regression at the leave-one-out penalty."""
-    _, penalty, (eigenvalues, eigenvectors, projected) = _leave_one_out(K, targets)
-    return eigenvectors @ (projected / (eigenvalues + penalty)[:, None])
+    """Dual coefficients of kernel ridge regression at the leave-one-out penalty, and its
+    leave-one-out mean squared error."""
+    error, penalty, (eigenvalues, eigenvectors, projected) = _leave_one_out(K, targets)
+    return eigenvectors @ (projected / (eigenvalues + penalty)[:, None]), error
 
 
 def dropped_categories(data, kernels, gammas, targets, mismatch_factors):
@@ -202,7 +203,9 @@ def restored_features(data, kernels, gammas, median_gammas, targets, mismatch_fa
     return restored
 
 
-def model_values(data, kernels, gammas, targets, mismatch_factors=None, n_jobs=None):
+def model_values(
+    data, kernels, gammas, targets, mismatch_factors=None, n_jobs=None, return_r2=False
+):
     """Mean absolute observational Shapley value of each feature in a kernel ridge fit.
 
     Parameters
@@ -218,13 +221,18 @@ def model_values(data, kernels, gammas, targets, mismatch_factors=None, n_jobs=N
     mismatch_factors : ndarray of shape (n_features,), default=None
         The categorical columns' factors on pairs that differ (None: 0, the delta kernel).
     n_jobs : int, default=None
+    return_r2 : bool, default=False
+        Whether to return the ridge's leave-one-out R^2 as well.
 
     Returns
     -------
-    ndarray of shape (n_features,)
+    values : ndarray of shape (n_features,)
+    r2 : float
+        1 minus the leave-one-out mean squared error over the targets' variance (only with
+        ``return_r2``).
     """
     factors = _factor_tensor(data, kernels, np.asarray(gammas, dtype=np.float64), mismatch_factors)
-    weights = _ridge_weights(np.prod(factors, axis=2), targets)
+    weights, error = _ridge_weights(np.prod(factors, axis=2), targets)
     # A removed feature's factor is its mean over the rows: factors[a, i, j] for point i.
     removed = factors.mean(axis=0)
     values = interaction_values(
@@ -235,4 +243,7 @@ def model_values(data, kernels, gammas, targets, mismatch_factors=None, n_jobs=N
         removed_factors=removed,
         n_jobs=n_jobs,
     )
-    return np.abs(values).sum(axis=-1).mean(axis=0)
+    values = np.abs(values).sum(axis=-1).mean(axis=0)
+    if return_r2:
+        return values, float(1.0 - error / np.var(targets, axis=0).mean())
+    return values

@@ -126,6 +126,11 @@ def resolve_estimator(estimator, n_samples, n_features, block_size, n_repetition
 # nodes per pair (12 s at n = 100, d = 2000, against 0.7 s for the ANOVA game, whose weight
 # 6/d keeps its factors near 1).
 _RANKED_GAME_MAX_FEATURES = 100
+# Knockoffs with value_function="auto" take the lasso statistic where the lasso explains at
+# least this share of the variance the model game's kernel ridge explains: on 15 data sets
+# per design (python -m benchmarks.knockoffs) the share was 0.98-1.40 on linear responses,
+# where the lasso's power is highest, and 0.08-0.51 on nonlinear and interaction ones.
+_LINEAR_SHARE = 0.9
 
 
 def resolve_value_function(value_function, tested, n_features, ranked_game="baseline"):
@@ -216,9 +221,10 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         "verbose": ["verbose"],
     }
 
-    # The game value_function="auto" ranks by when no test runs, and the one knockoffs use.
+    # The game value_function="auto" ranks by when no test runs (knockoffs too), and the
+    # statistic's own game that interaction indices need.
     _ranked_game = "model"
-    _knockoff_game = "baseline"
+    _interaction_game = "baseline"
 
     def _statistic(self):
         """The statistic (see _statistics.py) with this estimator's settings."""
@@ -266,14 +272,12 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         self.n_repetitions_ = resolve_repetitions(
             self.n_repetitions, X.shape[0], X.shape[1], self.block_size, tested
         )
-        # Knockoffs and interaction indices need a game of the statistic, not of a model.
-        ranked_game = (
-            self._knockoff_game
-            if self.fdr is not None or self.interactions is not None
-            else self._ranked_game
-        )
+        # Interaction indices need a game of the statistic, not of a model.
         self.value_function_ = resolve_value_function(
-            self.value_function, tested, X.shape[1], ranked_game
+            self.value_function,
+            tested,
+            X.shape[1],
+            self._ranked_game if self.interactions is None else self._interaction_game,
         )
         if self.value_function_ == "model" and X.shape[0] < MIN_MODEL_SAMPLES:
             raise ValueError(
@@ -342,9 +346,12 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             self._select_by_knockoffs(X, target, attribute)
         return self
 
-    def _prepare_features(self, X, categorical, target, game, memory, column_names=None):
+    def _prepare_features(
+        self, X, categorical, target, game, memory, column_names=None, restore=True
+    ):
         """The features of ``X`` ready for ``game``, their bandwidths aligned with y where
-        the bandwidth rule says so."""
+        the bandwidth rule says so (and, in the model game with ``restore``, the features
+        the alignment set aside put back where the ridge predicts better with them)."""
         bandwidth = resolve_bandwidth_rule(self.bandwidth, game)
         features = memory.cache(prepare_features)(
             X,
@@ -382,7 +389,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             mismatch_factors,
         )
         aligned = replace(aligned, mismatch_factors=mismatch_factors)
-        if bandwidth != "alignment":
+        if bandwidth != "alignment" or not restore:
             return aligned
         restored = memory.cache(restored_features)(
             features.data[rows],
@@ -394,7 +401,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         )
         return with_bandwidths(aligned, np.where(restored, features.bandwidths, aligned.bandwidths))
 
-    def _model_values(self, features, target, memory):
+    def _model_values(self, features, target, memory, return_r2=False):
         """The model game's values (see _ridge_game.py)."""
         rows = model_rows(*features.data.shape, self.random_state)
         return memory.cache(model_values, ignore=["n_jobs"])(
@@ -404,21 +411,35 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             self._ridge_targets(target, rows),
             features.mismatch_factors,
             n_jobs=self.n_jobs,
+            return_r2=return_r2,
         )
 
     def _knockoff_statistic(self, original, knockoff, target, attribute, game):
-        """W_j = phi_j - phi_j~ in ``game`` on the columns [original, knockoff]: swapping a
-        column with its knockoff swaps their values (the Shapley value is symmetric in the
-        players, and each column's standardisation and bandwidth travel with it; aligned
-        bandwidths and the model game's ridge treat the columns alike too)."""
+        """W_j = phi_j - phi_j~ in ``game`` on the columns [original, knockoff], and the game
+        or statistic it came from: swapping a column with its knockoff swaps their values
+        (the Shapley value is symmetric in the players, and each column's standardisation
+        and bandwidth travel with it; aligned bandwidths and the model game's ridge treat
+        the columns alike too).
+
+        With ``value_function="auto"`` the model game gives way to the lasso statistic where
+        a lasso on the same columns explains at least ``_LINEAR_SHARE`` of the variance the
+        kernel ridge explains. Both fits see the columns as a set, so the choice is the same
+        after any swap and W keeps its flip-sign property."""
         columns = np.hstack([original, knockoff])
         memory = check_memory(None)
         prepared = self._prepare_features(
-            columns, np.zeros(columns.shape[1], dtype=bool), target, game, memory
+            columns, np.zeros(columns.shape[1], dtype=bool), target, game, memory, restore=False
         )
         if game == "model":
-            values = self._model_values(prepared, target, memory)
-            return values[: original.shape[1]] - values[original.shape[1] :]
+            values, kernel_r2 = self._model_values(prepared, target, memory, return_r2=True)
+            if self.value_function == "auto":
+                rows = np.arange(columns.shape[0])
+                W, lasso_r2 = knockoffs.lasso_statistic(
+                    original, knockoff, self._ridge_targets(target, rows)
+                )
+                if lasso_r2 >= _LINEAR_SHARE * kernel_r2:
+                    return W, "lasso"
+            return values[: original.shape[1]] - values[original.shape[1] :], game
         values = attribute(
             self._statistic(),
             prepared.factors(),
@@ -431,7 +452,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             value_function=game,
             anova_weight=self.anova_weight,
         ).values
-        return values[: original.shape[1]] - values[original.shape[1] :]
+        return values[: original.shape[1]] - values[original.shape[1] :], game
 
     def _select_by_knockoffs(self, X, target, attribute):
         """Model-X knockoffs (see :mod:`pkex_select.knockoffs`): W per group and draw, the
@@ -460,19 +481,15 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         labels, standardised = design.labels, design.standardised
         draws = design.sample(self.n_knockoffs, self.random_state)
         game = resolve_value_function(
-            self.value_function, False, 2 * varying.size, self._knockoff_game
+            self.value_function, False, 2 * varying.size, self._ranked_game
         )
-        statistics = np.array(
-            [
-                np.bincount(
-                    labels,
-                    weights=self._knockoff_statistic(
-                        standardised, knockoff, target, attribute, game
-                    ),
-                )
+        statistics, games = zip(
+            *(
+                self._knockoff_statistic(standardised, knockoff, target, attribute, game)
                 for knockoff in draws
-            ]
+            )
         )
+        statistics = np.array([np.bincount(labels, weights=W) for W in statistics])
         selected, self.e_values_, self.knockoff_thresholds_ = knockoffs.derandomised_selection(
             statistics, self.fdr, self.fdr if self.n_knockoffs == 1 else self.fdr / 2
         )
@@ -480,7 +497,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         self.knockoff_groups_ = np.full(self.n_features_in_, -1, dtype=np.intp)
         self.knockoff_groups_[varying] = labels
         self.selected_groups_ = np.flatnonzero(selected)
-        self.knockoff_value_function_ = game
+        self.knockoff_value_functions_ = np.array(games)
         if not selected.any():
             needed = math.ceil(1 / self.fdr)
             several = "" if self.n_knockoffs == 1 else " (about twice as many over several draws)"

@@ -314,7 +314,7 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         The sample labels.
     bandwidths_, gammas_, kernels_ : as in :class:`HSICShapleySelector`
     knockoff_statistics_, knockoff_thresholds_, e_values_, knockoff_groups_, \
-            selected_groups_, knockoff_value_function_, knockoff_shrinkage_
+            selected_groups_, knockoff_value_functions_, knockoff_shrinkage_
         With ``fdr`` only: as in :class:`HSICShapleySelector`.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -346,7 +346,7 @@ class MMDShapleyAttributor(ShapleySelectorBase):
     True
     """
 
-    _ranked_game = _knockoff_game = "anova"  # python -m benchmarks.selection.shift
+    _ranked_game = _interaction_game = "anova"  # python -m benchmarks.selection.shift
     _parameter_constraints = {
         **PARAMETER_CONSTRAINTS,
         **ShapleySelectorBase._parameter_constraints,

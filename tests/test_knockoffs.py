@@ -5,6 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
+from sklearn.linear_model import LassoCV, MultiTaskLassoCV
 from sklearn.utils.validation import check_memory
 
 from pkex_select import HSICShapleySelector, MMDShapleyAttributor, _pairgame
@@ -15,6 +16,7 @@ from pkex_select.knockoffs import (
     group_features,
     knockoff_correlation,
     knockoff_threshold,
+    lasso_statistic,
     maxent_blocks,
     sample_knockoffs,
 )
@@ -150,25 +152,66 @@ def relevant_data(seed, n=300, d=20, n_relevant=10):
     return X, y
 
 
-@pytest.mark.parametrize("game", ["baseline", "anova", "model"])
-def test_swapping_a_column_with_its_knockoff_negates_its_statistic(game):
+@pytest.mark.parametrize(
+    "value_function, used",
+    [("baseline", "baseline"), ("anova", "anova"), ("model", "model"), ("auto", "lasso")],
+)
+def test_swapping_a_column_with_its_knockoff_negates_its_statistic(value_function, used):
     X, y = relevant_data(0, n=120, d=6, n_relevant=3)
-    selector = HSICShapleySelector(value_function=game).fit(X, y)
+    selector = HSICShapleySelector(value_function=value_function).fit(X, y)
+    game = selector.value_function_
     Z = (X - X.mean(axis=0)) / X.std(axis=0)
     knockoffs = gaussian_knockoffs(X, random_state=0)[0]
     target = selector._target(y, y)
     attribute = check_memory(None).cache(_pairgame.attribute)
-    W = selector._knockoff_statistic(Z, knockoffs, target, attribute, game)
+    W, statistic = selector._knockoff_statistic(Z, knockoffs, target, attribute, game)
+    assert statistic == used
     swapped_original, swapped_knockoffs = Z.copy(), knockoffs.copy()
     swapped_original[:, [1, 4]], swapped_knockoffs[:, [1, 4]] = knockoffs[:, [1, 4]], Z[:, [1, 4]]
-    W_swapped = selector._knockoff_statistic(
+    W_swapped, statistic = selector._knockoff_statistic(
         swapped_original, swapped_knockoffs, target, attribute, game
     )
+    assert statistic == used
     sign = np.ones(6)
     sign[[1, 4]] = -1
-    # The model game's ridge multiplies the factors in column order: equal to rounding.
-    atol = (1e-13 if game == "model" else 1e-15) * np.abs(W).max()
+    # The model game's ridge multiplies the factors in column order: equal to rounding. The
+    # lasso sees the columns in a canonical order: exact.
+    atol = (1e-13 if used == "model" else 1e-15) * np.abs(W).max()
     np.testing.assert_allclose(W_swapped, sign * W, rtol=1e-12, atol=atol)
+    if used == "lasso":
+        np.testing.assert_array_equal(W_swapped, sign * W)
+
+
+def test_lasso_statistic_against_the_lasso_on_the_columns():
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(200, 5))
+    Y = np.column_stack([X[:, 0] - 2 * X[:, 3], X[:, 1]]) + rng.normal(size=(200, 2))
+    Y -= Y.mean(axis=0)
+    Z = (X - X.mean(axis=0)) / X.std(axis=0)
+    knockoffs = gaussian_knockoffs(X, random_state=1)[0]
+    columns = np.hstack([Z, knockoffs])
+    for targets, model in [(Y[:, :1], LassoCV(cv=5)), (Y, MultiTaskLassoCV(cv=5))]:
+        W, r2 = lasso_statistic(Z, knockoffs, targets)
+        fitted = model.fit(columns, targets[:, 0] if targets.shape[1] == 1 else targets)
+        magnitudes = np.linalg.norm(np.atleast_2d(fitted.coef_), axis=0)
+        # The same lasso up to its coordinate descent's order and tolerance.
+        np.testing.assert_allclose(W, magnitudes[:5] - magnitudes[5:], atol=1e-3)
+        explained = 1 - fitted.mse_path_.mean(axis=-1).min() / targets.var(axis=0).mean()
+        assert r2 == pytest.approx(explained, abs=1e-4)
+    assert W[0] > 0.5 and W[3] > 1.0 and W[1] > 0.5
+
+
+@pytest.mark.filterwarnings("ignore:No feature selected")
+def test_auto_statistic_is_the_lasso_for_linear_responses_only():
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(300, 10))
+    linear = X[:, :3] @ [1.0, -1.0, 0.8] + rng.normal(size=300)
+    curved = np.sin(2 * X[:, 0]) + X[:, 1] ** 2 + np.abs(X[:, 2]) + 0.5 * rng.normal(size=300)
+    for y, used in [(linear, "lasso"), (curved, "model")]:
+        selector = HSICShapleySelector(fdr=0.2, n_knockoffs=2, random_state=0).fit(X, y)
+        np.testing.assert_array_equal(selector.knockoff_value_functions_, [used, used])
+    explicit = HSICShapleySelector(fdr=0.2, value_function="model", random_state=0).fit(X, linear)
+    np.testing.assert_array_equal(explicit.knockoff_value_functions_, ["model"])
 
 
 def test_fdr_selects_the_relevant_features():
@@ -180,7 +223,7 @@ def test_fdr_selects_the_relevant_features():
     assert selector.knockoff_statistics_.shape == (1, 20)
     assert selector.e_values_.shape == (20,) and selector.knockoff_thresholds_.shape == (1,)
     np.testing.assert_array_equal(selector.knockoff_groups_, np.arange(20))
-    assert selector.knockoff_value_function_ == "baseline"
+    np.testing.assert_array_equal(selector.knockoff_value_functions_, ["lasso"])
     assert selector.transform(X).shape[1] == len(chosen)
 
 
