@@ -192,8 +192,9 @@ class HSICShapleySelector(ShapleySelectorBase):
         less a small penalty on the joint kernel's narrowness; a feature y does not depend
         on is widened until it barely counts. "auto": "alignment" for the model game (its
         kernel ridge needs the widths a model would choose), the median heuristic
-        otherwise. Tests and knockoffs need bandwidths chosen without y:
-        ``bandwidth="alignment"`` with ``alpha``, ``n_permutations`` or ``fdr`` is an error.
+        otherwise. Permutation tests need bandwidths chosen without y:
+        ``bandwidth="alignment"`` with ``alpha`` or ``n_permutations`` is an error. Knockoffs
+        may use y (the bandwidths are aligned on [X, X~], a column and its knockoff alike).
     scales : "auto" or list of float, default="auto"
         Bandwidth scales: the statistic is attributed with the numeric bandwidths times
         each scale, and the games are added up, each divided by the standard deviation of
