@@ -30,7 +30,6 @@ __all__ = [
     "kernel_factor",
     "factor_tensor",
     "gram_matrices",
-    "median_of_distances",
 ]
 
 KERNELS = ("rbf", "laplacian", "cauchy", "delta")

@@ -23,14 +23,21 @@ def test_k_features_are_ranked_by_the_model_game_at_aligned_bandwidths():
     np.testing.assert_array_equal(auto.bandwidths_, model.bandwidths_)
 
 
-@pytest.mark.parametrize("options", [{"fdr": 0.5}, {"interactions": "SII"}])
-def test_knockoffs_and_interactions_use_the_papers_game(options):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # fdr may select nothing here
-        auto = HSICShapleySelector(random_state=0, **options).fit(X, y)
+def test_interactions_use_the_papers_game():
+    auto = HSICShapleySelector(random_state=0, interactions="SII").fit(X, y)
     assert auto.value_function_ == "baseline"
     median = HSICShapleySelector(value_function="baseline", scales=[1]).fit(X, y)
     np.testing.assert_array_equal(auto.bandwidths_, median.bandwidths_)
+
+
+def test_knockoffs_rank_by_the_model_game():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # fdr may select nothing here
+        auto = HSICShapleySelector(fdr=0.5, random_state=0).fit(X, y)
+    model = HSICShapleySelector(value_function="model", random_state=0).fit(X, y)
+    assert auto.value_function_ == "model"
+    np.testing.assert_array_equal(auto.shapley_values_, model.shapley_values_)
+    assert set(auto.knockoff_value_functions_) <= {"model", "lasso"}
 
 
 @pytest.mark.parametrize("options", [{"alpha": 0.05}, {"n_permutations": 19}])
