@@ -50,8 +50,6 @@ PARAMETER_CONSTRAINTS = {
 # Up to this size the observed weight matrix of HSIC is kept whole when there are
 # permutations (n = 4096): each permutation's weights are then gathered from it.
 _DENSE_WEIGHT_BYTES = 2**27
-# The permuted weights multiplied at a time (a tile of permutations) in PairWeights.products.
-_PRODUCT_TILE_BYTES = 2**17
 
 
 def levels_of_samples(codes, permutations):
@@ -533,19 +531,7 @@ class HSIC(_GramStatistic):
         def weights(pairs):
             return permuted_entries(table, permuted, pairs.a, pairs.b)
 
-        def products(pairs, columns):
-            # A few permutations' weights at a time, so that they are multiplied while in
-            # cache rather than written out to memory and read back.
-            step = max(1, _PRODUCT_TILE_BYTES // (8 * max(pairs.a.size, 1)))
-            return np.concatenate(
-                [
-                    permuted_entries(table, permuted[start : start + step], pairs.a, pairs.b)
-                    @ columns
-                    for start in range(0, len(permuted), step)
-                ]
-            )
-
-        return PairWeights(weights, products)
+        return weights
 
     def cells(self, gram, permutations, plan):
         """One cell, the whole Gram matrix; the diagonal weights W_aa per permutation."""
