@@ -251,8 +251,7 @@ def median_of_distances(values):
     low = sample[max(int(sample.size / 2 - spread), 0)]
     high = sample[min(int(sample.size / 2 + spread), sample.size - 1)]
     below, through = ends(low) - rows - 1, ends(high) - rows - 1
-    if below.sum() > middle[0] or through.sum() <= middle[1]:
-        low, high = -1.0, np.inf  # the bracket missed: take every distance
+    if below.sum() > middle[0] or through.sum() <= middle[1]:  # missed: every distance
         below, through = np.zeros(size, dtype=np.intp), size - rows - 1
     # The distances in (low, high], row by row.
     counts = through - below
