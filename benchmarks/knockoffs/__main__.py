@@ -1,6 +1,6 @@
 """False discovery rate and power of fdr= (model-X knockoffs) against the lasso statistic.
 
-    python -m benchmarks.knockoffs [--repetitions 100] [--draws 5] [--games auto anova]
+    python -m benchmarks.knockoffs [--repetitions 100] [--draws 1] [--games auto anova]
                                    [--designs ...] [--seed 0] [--n-jobs 2] [--out DIR]
 
 Designs (the acceptance criteria of issue 33): AR(1) Gaussian features with rho = 0.5 and
@@ -18,12 +18,13 @@ For each data set, one fit of ``HSICShapleySelector(fdr=..., n_knockoffs=DRAWS)`
 gives W for every draw; from the same knockoffs (``gaussian_knockoffs`` with the same seed),
 the lasso coefficient-difference statistic ``|b_j| - |b_j~|`` of ``LassoCV`` on [X, X~]. Each
 statistic is thresholded at q = 0.1 and 0.2 by knockoff+ on the first draw (the default,
-``n_knockoffs=1``) and by derandomised e-values over all draws. On ``near-copy`` also
+``n_knockoffs=1``) and, with ``--draws`` above 1, by derandomised e-values over all
+draws. On ``near-copy`` also
 ``alpha=0.05`` (the marginal test, maxT, 999 permutations). A rate p over R data sets has
 standard error sqrt(p (1 - p) / R): 3 points at 0.1 and 4 at 0.2 for R = 100. Writes
 ``results/knockoffs.csv`` and ``results/knockoffs.md`` (``knockoffs-GAMES`` for other
-``--games``); data sets are cached under ``--out``/cache, and a cached one gains the games it
-lacks.
+``--games``, ``-drawsK`` appended for K > 1 draws); data sets are cached under
+``--out``/cache per number of draws, and a cached one gains the games it lacks.
 """
 
 import argparse
@@ -109,7 +110,7 @@ def _statistic_of(game, X, y, draws, seed):
 
 def run_task(design, seed, args):
     """One data set's statistics; cached, and a cached one gains the games it lacks."""
-    cache = args.out / "cache" / design / f"{seed}.json"
+    cache = args.out / "cache" / design / f"{seed}-draws{args.draws}.json"
     X, y, relevant, copy = design_data(design, seed)
     if cache.exists():
         record = json.loads(cache.read_text())
@@ -189,7 +190,7 @@ def summarise(records, design, statistic, rule, level):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repetitions", type=int, default=100)
-    parser.add_argument("--draws", type=int, default=5)
+    parser.add_argument("--draws", type=int, default=1)
     parser.add_argument("--games", nargs="+", default=["auto"])
     parser.add_argument("--designs", nargs="+", default=list(DESIGNS), choices=DESIGNS)
     parser.add_argument("--seed", type=int, default=0)
@@ -254,6 +255,8 @@ def main(argv=None):
     )
     table = records_table(rows)
     name = "knockoffs" if args.games == ["auto"] else "knockoffs-" + "-".join(args.games)
+    if args.draws > 1:
+        name += f"-draws{args.draws}"
     write_results(args.out, name, rows, "Knockoffs: FDR and power", note, table)
 
 

@@ -40,6 +40,6 @@ def test_a_small_run_writes_every_rule(tmp_path):
             str(tmp_path),
         ]
     )
-    text = (tmp_path / "knockoffs.md").read_text()
+    text = (tmp_path / "knockoffs-draws2.md").read_text()
     assert "knockoff+" in text and "e-values of 2" in text and "alpha=0.05" in text
     assert "lasso" in text
