@@ -25,10 +25,12 @@ from .kernels import factor_of_difference
 __all__ = [
     "MIN_MODEL_SAMPLES",
     "dropped_categories",
+    "explained_values",
     "model_rows",
     "model_values",
     "restore_rows",
     "restored_features",
+    "ridge_fit",
     "ridge_targets",
 ]
 
@@ -203,9 +205,32 @@ def restored_features(data, kernels, gammas, median_gammas, targets, mismatch_fa
     return restored
 
 
-def model_values(
-    data, kernels, gammas, targets, mismatch_factors=None, n_jobs=None, return_r2=False
-):
+def ridge_fit(data, kernels, gammas, targets, mismatch_factors=None):
+    """The kernel ridge regression :func:`model_values` explains: the factor tensor of the
+    rows' pairs, the dual coefficients at the leave-one-out penalty, and the leave-one-out
+    R^2 (1 minus the mean squared error over the targets' variance). Parameters as there."""
+    factors = _factor_tensor(data, kernels, np.asarray(gammas, dtype=np.float64), mismatch_factors)
+    weights, error = _ridge_weights(np.prod(factors, axis=2), targets)
+    return factors, weights, float(1.0 - error / np.var(targets, axis=0).mean())
+
+
+def explained_values(factors, weights, n_jobs=None):
+    """Mean absolute observational Shapley value of each feature in the fit of
+    :func:`ridge_fit` (its ``factors`` and ``weights``), summed over the outputs."""
+    # A removed feature's factor is its mean over the rows: factors[a, i, j] for point i.
+    removed = factors.mean(axis=0)
+    values = interaction_values(
+        factors,
+        np.broadcast_to(weights, (factors.shape[0], *weights.shape)),
+        index="SV",
+        max_order=1,
+        removed_factors=removed,
+        n_jobs=n_jobs,
+    )
+    return np.abs(values).sum(axis=-1).mean(axis=0)
+
+
+def model_values(data, kernels, gammas, targets, mismatch_factors=None, n_jobs=None):
     """Mean absolute observational Shapley value of each feature in a kernel ridge fit.
 
     Parameters
@@ -221,29 +246,10 @@ def model_values(
     mismatch_factors : ndarray of shape (n_features,), default=None
         The categorical columns' factors on pairs that differ (None: 0, the delta kernel).
     n_jobs : int, default=None
-    return_r2 : bool, default=False
-        Whether to return the ridge's leave-one-out R^2 as well.
 
     Returns
     -------
-    values : ndarray of shape (n_features,)
-    r2 : float
-        1 minus the leave-one-out mean squared error over the targets' variance (only with
-        ``return_r2``).
+    ndarray of shape (n_features,)
     """
-    factors = _factor_tensor(data, kernels, np.asarray(gammas, dtype=np.float64), mismatch_factors)
-    weights, error = _ridge_weights(np.prod(factors, axis=2), targets)
-    # A removed feature's factor is its mean over the rows: factors[a, i, j] for point i.
-    removed = factors.mean(axis=0)
-    values = interaction_values(
-        factors,
-        np.broadcast_to(weights, (data.shape[0], *weights.shape)),
-        index="SV",
-        max_order=1,
-        removed_factors=removed,
-        n_jobs=n_jobs,
-    )
-    values = np.abs(values).sum(axis=-1).mean(axis=0)
-    if return_r2:
-        return values, float(1.0 - error / np.var(targets, axis=0).mean())
-    return values
+    factors, weights, _ = ridge_fit(data, kernels, gammas, targets, mismatch_factors)
+    return explained_values(factors, weights, n_jobs)

@@ -27,10 +27,12 @@ from ._pvalues import CORRECTIONS, permutations_needed, smallest_adjusted_pvalue
 from ._ridge_game import (
     MIN_MODEL_SAMPLES,
     dropped_categories,
+    explained_values,
     model_rows,
     model_values,
     restore_rows,
     restored_features,
+    ridge_fit,
 )
 from ._scheduling import progress_printer
 from ._statistics import VALUE_FUNCTIONS
@@ -403,7 +405,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         )
         return with_bandwidths(aligned, np.where(restored, features.bandwidths, aligned.bandwidths))
 
-    def _model_values(self, features, target, memory, return_r2=False):
+    def _model_values(self, features, target, memory):
         """The model game's values (see _ridge_game.py)."""
         rows = model_rows(*features.data.shape, self.random_state)
         return memory.cache(model_values, ignore=["n_jobs"])(
@@ -413,7 +415,6 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             self._ridge_targets(target, rows),
             features.mismatch_factors,
             n_jobs=self.n_jobs,
-            return_r2=return_r2,
         )
 
     def _knockoff_statistic(self, original, knockoff, target, attribute, game):
@@ -433,14 +434,22 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             columns, np.zeros(columns.shape[1], dtype=bool), target, game, memory, restore=False
         )
         if game == "model":
-            values, kernel_r2 = self._model_values(prepared, target, memory, return_r2=True)
+            rows = model_rows(*columns.shape, self.random_state)
+            factors, weights, kernel_r2 = ridge_fit(
+                prepared.data[rows],
+                prepared.kernels,
+                prepared.gammas[0],
+                self._ridge_targets(target, rows),
+                prepared.mismatch_factors,
+            )
             if self.value_function == "auto":
-                rows = np.arange(columns.shape[0])
+                # Decided before the explanation, which a lasso statistic does not need.
                 W, lasso_r2 = knockoffs.lasso_statistic(
-                    original, knockoff, self._ridge_targets(target, rows)
+                    original, knockoff, self._ridge_targets(target, np.arange(columns.shape[0]))
                 )
                 if lasso_r2 >= _LINEAR_SHARE * kernel_r2:
                     return W, "lasso"
+            values = explained_values(factors, weights, self.n_jobs)
             return values[: original.shape[1]] - values[original.shape[1] :], game
         values = attribute(
             self._statistic(),
