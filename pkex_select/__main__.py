@@ -4,7 +4,7 @@ pkex-select                          # demo: the Wisconsin breast-cancer data
 pkex-select rank FILE.csv --target COL [--task auto|classification|regression]
             [--k K | --alpha A | --fdr Q] [--estimator auto|biased|unbiased|block]
             [--permutations N]
-            [--value-function auto|model|anova|baseline|observational]
+            [--value-function auto|model+anova|model|anova|baseline|observational]
             [--missing error|drop|impute] [--na-values LIST] [--sep CHAR]
             [--plot out.png] [--json]
 """
@@ -80,6 +80,12 @@ _READING = {
     "function on average (mean\nabsolute Shapley value, in standard deviations of the target or "
     "in class indicators). 0: the model\ndoes not use it. To test which columns y depends on, "
     "use --alpha.",
+    "model+anova": "Game: the model's beside the ANOVA game. A kernel ridge of the target on "
+    "every column, at bandwidths\naligned with it, is explained row by row; a value is the "
+    "mean of the column's share of the model's\nmoves (mean absolute Shapley values) and its "
+    "share of the ANOVA game's dependence: the values add\nup to 1, and a column y depends on "
+    "ranks above unrelated ones even where the model does not use it\n(a copy of a column it "
+    "uses, an even effect). To test which columns y depends on, use --alpha.",
     "observational": "A removed feature's kernel becomes its mean, which keeps part of every "
     "feature in the empty coalition:\nthe values split what is left.",
 }
@@ -588,6 +594,7 @@ _FLAGS = {
     "Set target_kernel='delta'": "Use --task classification",
     "Use value_function='baseline'": "Use --k K to rank without tests",
     "value_function='model'": "the model game (--value-function model)",
+    "value_function='model+anova'": "the default ranking (--value-function model+anova)",
     "value_function='baseline'": "--value-function baseline",
     "n_permutations=": "--permutations ",
     "Input X": "The feature columns",
@@ -655,6 +662,8 @@ def _print_table(rows, selector, title, out):
     parts = (
         "Each feature's value is its part of the model's moves (below), not of this"
         if selector.value_function_ == "model"
+        else "Each feature's value is the mean of its shares of the model's moves and of it"
+        if selector.value_function_ == "model+anova"
         else "Each feature's value is its part of it; the values add up to it"
     )
     print(

@@ -40,6 +40,7 @@ from ._validation import check_no_missing, dates_as_days, from_arrow
 from .kernels import BANDWIDTH_RULES
 
 __all__ = [
+    "MODEL_GAMES",
     "resolve_estimator",
     "resolve_repetitions",
     "resolve_selection_scales",
@@ -137,6 +138,11 @@ _RANKED_GAME_MAX_FEATURES = 100
 _LINEAR_SHARE = 0.9
 
 
+# The games that explain a kernel ridge fitted to y: the model game alone, and the default
+# ranking, its shares averaged with the ANOVA game's (see ShapleySelectorBase._ranked_values).
+MODEL_GAMES = ("model", "model+anova")
+
+
 def resolve_value_function(value_function, tested, n_features, ranked_game="baseline"):
     """The game that ``value_function="auto"`` stands for (others unchanged), given whether
     permutation tests run and the number of features.
@@ -163,7 +169,8 @@ def resolve_selection_scales(scales, value_function, resolved):
     selected as well with one scale as with two on real data, at half the cost; the model
     game fits one kernel). Elsewhere ``scales`` is passed on ("auto" is then (1, sqrt(d)),
     which the overall test needs)."""
-    if isinstance(scales, str) and value_function == "auto" and resolved in ("baseline", "model"):
+    ranks_only = resolved in ("baseline", *MODEL_GAMES)
+    if isinstance(scales, str) and value_function == "auto" and ranks_only:
         return (1.0,)
     return scales
 
@@ -175,7 +182,7 @@ def resolve_bandwidth_rule(bandwidth, value_function):
     heuristic elsewhere (the tests and knockoffs need bandwidths chosen without y)."""
     if bandwidth != "auto":
         return bandwidth
-    return "alignment" if value_function == "model" else "median"
+    return "alignment" if value_function in MODEL_GAMES else "median"
 
 
 def _column_names(estimator, mask):
@@ -183,6 +190,13 @@ def _column_names(estimator, mask):
     names = getattr(estimator, "feature_names_in_", None)
     columns = names[mask] if names is not None else np.flatnonzero(mask)
     return ", ".join(map(str, columns))
+
+
+def _positive_shares(values):
+    """Each value's share of the positive values' sum (0 for the others)."""
+    positive = np.maximum(values, 0.0)
+    total = positive.sum()
+    return positive / total if total > 0 else positive
 
 
 def _ranking(values, constant):
@@ -215,7 +229,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         "fdr": [Interval(Real, 0, 1, closed="neither"), None],
         "knockoff_groups": ["array-like", StrOptions({"auto"}), None],
         "n_knockoffs": [Interval(Integral, 1, None, closed="left")],
-        "value_function": [StrOptions({"auto", "model", *VALUE_FUNCTIONS})],
+        "value_function": [StrOptions({"auto", *MODEL_GAMES, *VALUE_FUNCTIONS})],
         "anova_weight": _pairgame.ATTRIBUTION_CONSTRAINTS["anova_weight"],
         "interactions": [StrOptions(set(INDICES) - {"SV", "BV"}), None],
         "random_state": ["random_state"],
@@ -227,8 +241,11 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
 
     # The game value_function="auto" ranks by when no test runs (knockoffs too), and the
     # statistic's own game that interaction indices need.
-    _ranked_game = "model"
+    _ranked_game = "model+anova"
     _interaction_game = "baseline"
+    # Knockoffs' statistic under value_function="auto": the model game alone (the false
+    # discovery rate and power of python -m benchmarks.knockoffs were measured with it).
+    _knockoff_game = "model"
 
     def _statistic(self):
         """The statistic (see _statistics.py) with this estimator's settings."""
@@ -283,11 +300,11 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             X.shape[1],
             self._ranked_game if self.interactions is None else self._interaction_game,
         )
-        if self.value_function_ == "model" and X.shape[0] < MIN_MODEL_SAMPLES:
+        if self.value_function_ in MODEL_GAMES and X.shape[0] < MIN_MODEL_SAMPLES:
             raise ValueError(
-                f"value_function='model' fits a kernel ridge by leave-one-out error, which "
-                f"needs at least {MIN_MODEL_SAMPLES} samples; got {X.shape[0]}. Rank so few "
-                "with value_function='baseline'."
+                f"value_function={self.value_function_!r} fits a kernel ridge by leave-one-out "
+                f"error, which needs at least {MIN_MODEL_SAMPLES} samples; got {X.shape[0]}. "
+                "Rank so few with value_function='baseline'."
             )
         # What is costly is cached (with memory set); the key leaves out what only selects.
         memory = check_memory(self.memory)
@@ -301,7 +318,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         )
         n_permutations = self._permutation_count(int((~features.constant).sum()))
         attribute = memory.cache(_pairgame.attribute, ignore=["n_jobs", "progress"])
-        model_game = self.value_function_ == "model"
+        model_game = self.value_function_ in MODEL_GAMES
         attribution = attribute(
             self._statistic(),
             JointFactors(features.factors()) if model_game else features.factors(),
@@ -318,6 +335,15 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         )
         if model_game:
             values = self._model_values(features, target, memory)
+            if self.value_function_ == "model+anova":
+                values = self._ranked_values(
+                    values,
+                    X,
+                    self._categorical_mask_,
+                    target,
+                    memory,
+                    column_names=getattr(self, "feature_names_in_", None),
+                )
             attribution = replace(attribution, values=values)
         if not np.any(attribution.values) and not features.constant.all():
             warnings.warn(
@@ -374,12 +400,12 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
                 features.bandwidths,
                 features.gammas[0],
                 self._target_gram(target, rows),
-                align_categories=game == "model",
+                align_categories=game in MODEL_GAMES,
             )
             aligned = with_bandwidths(features, bandwidths)
         else:
             aligned = features
-        if game != "model":
+        if game not in MODEL_GAMES:
             return aligned
         # The model game's ridge drops the categorical columns it predicts as well without
         # and takes back a feature the alignment set aside that it predicts better with.
@@ -417,6 +443,37 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             n_jobs=self.n_jobs,
         )
 
+    def _ranked_values(self, model_values, X, categorical, target, memory, column_names=None):
+        """The default ranking's values: each feature's share of the model game's values
+        averaged with its share of the ANOVA game's (median-heuristic bandwidths, one
+        scale), so that they add up to 1.
+
+        The model game ranks the features a model should use, but gives a feature the model
+        leaves out a value of about 0: an even effect the alignment widened away, or a copy
+        of a feature the model already uses. The ANOVA game gives every feature y depends
+        on a positive value, however redundant or whatever its shape, and one it does not
+        depend on about 0, so such a feature still ranks above the noise.
+        """
+        bandwidth = resolve_bandwidth_rule(self.bandwidth, "anova")
+        features = memory.cache(prepare_features)(
+            X,
+            categorical,
+            kernel=self.kernel,
+            bandwidth="median" if bandwidth == "alignment" else bandwidth,
+            scales=(1.0,),
+            column_names=column_names,
+        )
+        evidence = memory.cache(_pairgame.attribute, ignore=["n_jobs"])(
+            self._statistic(),
+            features.factors(),
+            target,
+            random_state=self.random_state,
+            n_jobs=self.n_jobs,
+            value_function="anova",
+            anova_weight=self.anova_weight,
+        )
+        return (_positive_shares(model_values) + _positive_shares(evidence.values)) / 2
+
     def _knockoff_statistic(self, original, knockoff, target, attribute, game):
         """W_j = phi_j - phi_j~ in ``game`` on the columns [original, knockoff], and the game
         or statistic it came from: swapping a column with its knockoff swaps their values
@@ -433,7 +490,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         prepared = self._prepare_features(
             columns, np.zeros(columns.shape[1], dtype=bool), target, game, memory, restore=False
         )
-        if game == "model":
+        if game in MODEL_GAMES:
             rows = model_rows(*columns.shape, self.random_state)
             factors, weights, kernel_r2 = ridge_fit(
                 prepared.data[rows],
@@ -450,6 +507,9 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
                 if lasso_r2 >= _LINEAR_SHARE * kernel_r2:
                     return W, "lasso"
             values = explained_values(factors, weights, self.n_jobs)
+            if game == "model+anova":
+                numeric = np.zeros(columns.shape[1], dtype=bool)
+                values = self._ranked_values(values, columns, numeric, target, memory)
             return values[: original.shape[1]] - values[original.shape[1] :], game
         values = attribute(
             self._statistic(),
@@ -492,7 +552,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         labels, standardised = design.labels, design.standardised
         draws = design.sample(self.n_knockoffs, self.random_state)
         game = resolve_value_function(
-            self.value_function, False, 2 * varying.size, self._ranked_game
+            self.value_function, False, 2 * varying.size, self._knockoff_game
         )
         statistics, games = zip(
             *(
@@ -539,7 +599,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
                 "copy; they are not valid with it. Use bandwidth='auto' (the median heuristic "
                 "for tests) with them."
             )
-        if self.value_function == "model" and (
+        if self.value_function in MODEL_GAMES and (
             self.alpha is not None or self.n_permutations or self.interactions is not None
         ):
             raise ValueError(

@@ -346,7 +346,7 @@ class MMDShapleyAttributor(ShapleySelectorBase):
     True
     """
 
-    _ranked_game = _interaction_game = "anova"  # python -m benchmarks.selection.shift
+    _ranked_game = _interaction_game = _knockoff_game = "anova"  # benchmarks.selection.shift
     _parameter_constraints = {
         **PARAMETER_CONSTRAINTS,
         **ShapleySelectorBase._parameter_constraints,
