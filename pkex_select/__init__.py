@@ -1,29 +1,36 @@
 """Exact Shapley values for product-kernel methods, and feature selection built on them."""
 
-from ._engine import pair_contributions, shapley_values
-from ._features import IdentifierColumnWarning
-from ._interactions import interaction_values
-from ._pairgame import Attribution
-from ._pvalues import PermutationTests
-from ._validation import TargetTypeWarning
-from .explain import Explanation, ProductKernelExplainer
-from .hsic import HSICShapleySelector, hsic_shapley_values
-from .mmd import MMDShapleyAttributor, attribute_shift, mmd_shapley_values
+import importlib
 
-__all__ = [
-    "Attribution",
-    "Explanation",
-    "HSICShapleySelector",
-    "IdentifierColumnWarning",
-    "MMDShapleyAttributor",
-    "PermutationTests",
-    "ProductKernelExplainer",
-    "TargetTypeWarning",
-    "attribute_shift",
-    "hsic_shapley_values",
-    "interaction_values",
-    "mmd_shapley_values",
-    "pair_contributions",
-    "shapley_values",
-]
+# Each public name and the module that defines it. They are imported on first use, so that
+# the command line starts (and answers Ctrl-C) before NumPy, numba and scikit-learn load.
+_PUBLIC = {
+    "Attribution": "._pairgame",
+    "Explanation": ".explain",
+    "HSICShapleySelector": ".hsic",
+    "IdentifierColumnWarning": "._features",
+    "MMDShapleyAttributor": ".mmd",
+    "PermutationTests": "._pvalues",
+    "ProductKernelExplainer": ".explain",
+    "TargetTypeWarning": "._validation",
+    "attribute_shift": ".mmd",
+    "hsic_shapley_values": ".hsic",
+    "interaction_values": "._interactions",
+    "mmd_shapley_values": ".mmd",
+    "pair_contributions": "._engine",
+    "shapley_values": "._engine",
+}
+__all__ = sorted(_PUBLIC)
 __version__ = "0.2.0.dev0"
+
+
+def __getattr__(name):
+    if name not in _PUBLIC:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_PUBLIC[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted([*globals(), *_PUBLIC])

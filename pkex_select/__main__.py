@@ -10,16 +10,17 @@ pkex-select rank FILE.csv --target COL [--task auto|classification|regression]
 """
 
 import argparse
+import importlib
 import json
 import os
 import sys
 import unicodedata
 import warnings
+from collections import Counter
 from pathlib import Path
 
-import numpy as np
-
-from ._validation import MAX_CLASSES, MIN_SAMPLES_PER_CLASS, dates_as_days
+# NumPy, pandas and the estimators are imported where they are used, so that the command
+# starts at once and answers Ctrl-C from the first moment (see main_entry).
 
 _BAR_WIDTH = 30
 # Fits show a progress bar on a terminal, and from this many samples on in logs too.
@@ -104,6 +105,17 @@ def _count(minimum):
     return parse
 
 
+def _separator(text):
+    """One character; a shell's "\\t" (two characters) for a tab."""
+    if text == "\\t":
+        return "\t"
+    if len(text) != 1 or text in '\n\r"':
+        raise argparse.ArgumentTypeError(
+            f"expected one character such as , ; | or \\t (tab), got {text!r}"
+        )
+    return text
+
+
 def _level(text):
     try:
         value = float(text)
@@ -161,6 +173,7 @@ def _common_options():
     )
     common.add_argument(
         "--sep",
+        type=_separator,
         metavar="CHAR",
         help="the column separator (default: found from the file: comma, semicolon, tab "
         "or |; a semicolon file reads 1,5 as 1.5)",
@@ -207,7 +220,7 @@ def _parser():
         choices=list(_TARGET_KERNELS),
         default="auto",
         help="auto: classification for text, booleans and integers with at most "
-        f"{MAX_CLASSES} values (and {MIN_SAMPLES_PER_CLASS} rows per value), else "
+        f"{_MAX_CLASSES} values (and {_MIN_SAMPLES_PER_CLASS} rows per value), else "
         "regression (the rule of target_kernel='auto')",
     )
     return parser
@@ -221,12 +234,48 @@ def _parse(argv):
     return args
 
 
+# _validation's MAX_CLASSES and MIN_SAMPLES_PER_CLASS, restated for the help text without
+# importing NumPy (tests/test_cli.py checks that they agree).
+_MAX_CLASSES, _MIN_SAMPLES_PER_CLASS = 20, 2
+
+
 class UsageError(Exception):
     """A problem with the user's input, reported without a traceback."""
 
 
 def _note(message):
     print(f"pkex-select: note: {message}", file=sys.stderr)
+
+
+# The compressions pandas infers from a file's suffix and reads itself.
+_COMPRESSED = {".gz": "gzip", ".bz2": "bz2", ".xz": "lzma", ".zip": "zip"}
+
+
+def _data_suffix(path):
+    """The suffix that names the format, under any compression's: ".tsv" for t.tsv.gz."""
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    if suffixes and suffixes[-1] in _COMPRESSED:
+        suffixes.pop()
+    return suffixes[-1] if suffixes else ""
+
+
+def _open_bytes(path):
+    """The file's bytes, decompressed as pandas will read them (by the suffix)."""
+    compression = _COMPRESSED.get(Path(path).suffix.lower())
+    if compression is None:
+        return open(path, "rb")
+    if compression == "zip":
+        import zipfile
+
+        archive = zipfile.ZipFile(path)
+        members = [name for name in archive.namelist() if not name.endswith("/")]
+        if len(members) != 1:
+            raise UsageError(
+                f"cannot read {path!r}: a zip archive must hold exactly one file, this one "
+                f"holds {len(members)}; extract the one to rank"
+            )
+        return archive.open(members[0])
+    return importlib.import_module(compression).open(path, "rb")
 
 
 def _text_encoding(path):
@@ -236,7 +285,7 @@ def _text_encoding(path):
     with NUL bytes and no mark is not text."""
     import codecs
 
-    with open(path, "rb") as f:
+    with _open_bytes(path) as f:
         head = f.read(1 << 20)
     marks = [(codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32")]
     marks += [(codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")]
@@ -265,10 +314,10 @@ def _separator_and_header(path, sep=None, encoding="utf-8-sig"):
     import csv
     import io
 
-    with open(path, newline="", encoding=encoding) as f:
+    with io.TextIOWrapper(_open_bytes(path), encoding=encoding, newline="") as f:
         first_line = f.readline()  # whole, however many columns it names
         sample = first_line + f.read(65536)
-    if sep is None and Path(path).suffix.lower() == ".tsv":
+    if sep is None and _data_suffix(path) == ".tsv":
         sep = "\t"
     if sep is None:
         try:
@@ -311,7 +360,9 @@ def _read_table(path, na_values, sep=None):
     :func:`_separator_and_header`)."""
     import pandas as pd
 
-    if Path(path).suffix.lower() in (".parquet", ".pq"):
+    from ._validation import dates_as_days
+
+    if _data_suffix(path) in (".parquet", ".pq"):
         try:
             frame = pd.read_parquet(path)
         except ImportError:
@@ -321,7 +372,8 @@ def _read_table(path, na_values, sep=None):
     if encoding in ("cp1252", "latin-1"):
         _note(f"{path} is not UTF-8; read as {encoding}")
     sep, header = _separator_and_header(path, sep, encoding)
-    duplicated = sorted({name for name in header if header.count(name) > 1 and name})
+    counts = Counter(header)
+    duplicated = sorted(name for name, count in counts.items() if count > 1 and name)
     if duplicated:
         raise UsageError(
             f"{path} has more than one column named {', '.join(map(repr, duplicated))}; "
@@ -406,6 +458,7 @@ def _durations(text, present):
 
 
 def _load_csv(path, target, task, na_values=None, sep=None, missing="error"):
+    import numpy as np
     import pandas as pd
     from pandas.api.types import is_numeric_dtype
 
@@ -618,6 +671,8 @@ def _task(selector):
 
 
 def _rows(selector, names):
+    import numpy as np
+
     support = selector.get_support()
     rows = []
     for j in np.argsort(selector.ranking_):
@@ -818,8 +873,8 @@ def main(argv=None):
 
 
 def _main(argv):
-    args = _parse(argv)
     try:
+        args = _parse(argv)
         plot_path = _plot_path(args.plot) if args.plot else None
         if args.command == "rank":
             X, y = _load_csv(

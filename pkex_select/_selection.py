@@ -540,13 +540,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             raise ValueError("fdr needs at least one feature that varies; all are constant.")
         groups = self.knockoff_groups
         if not isinstance(groups, str) and groups is not None:
-            groups = np.asarray(groups)
-            if groups.shape != (self.n_features_in_,):
-                raise ValueError(
-                    f"knockoff_groups must hold one label per feature ({self.n_features_in_}), "
-                    f"got shape {groups.shape}."
-                )
-            groups = groups[varying]
+            groups = self._knockoff_group_labels(groups)[varying]
         design = knockoffs.knockoff_design(X[:, varying], groups)
         self.knockoff_shrinkage_ = design.shrunk
         labels, standardised = design.labels, design.standardised
@@ -583,7 +577,34 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
                 stacklevel=3,
             )
 
+    def _knockoff_group_labels(self, groups):
+        """``knockoff_groups`` checked: one integer or string label per feature."""
+        message = (
+            f"knockoff_groups must hold one label (an integer or a string) per feature, "
+            f"{self.n_features_in_} in all, so that each feature is in exactly one group "
+            "(groups do not overlap)"
+        )
+        try:
+            labels = np.asarray(groups)
+        except ValueError:  # NumPy's "inhomogeneous shape": nested lists of differing sizes
+            raise ValueError(f"{message}; got nested lists.") from None
+        if labels.shape != (self.n_features_in_,):
+            raise ValueError(f"{message}; got shape {labels.shape}.")
+        bad = [
+            label
+            for label in labels.tolist()
+            if isinstance(label, bool) or not isinstance(label, (Integral, str))
+        ]
+        if bad:
+            raise ValueError(f"{message}; got {bad[0]!r}.")
+        return labels
+
     def _check_selection_parameters(self):
+        if isinstance(self.n_knockoffs, bool):
+            raise ValueError(
+                f"n_knockoffs must be a whole number of knockoff draws (1 or more), got "
+                f"{self.n_knockoffs!r}."
+            )
         if self.alpha is not None and self.n_permutations == 0:
             raise ValueError(
                 "alpha selects the features whose adjusted permutation p-value is at most "

@@ -739,3 +739,84 @@ def test_the_model_games_header_does_not_claim_the_values_add_up(capsys, tmp_pat
     status, out, _ = _rank(capsys, path, "--target", "y", "--k", "2", "--value-function", "model")
     assert status == 0 and "Game: the model's. A kernel ridge" in out
     assert "not of this" in out and "the values add up to it" not in out
+
+
+@pytest.mark.parametrize("suffix", [".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zip", ".tsv.gz"])
+def test_compressed_files_are_read_as_pandas_reads_them(capsys, tmp_path, planted, suffix):
+    path = tmp_path / f"data{suffix}"
+    sep = "\t" if suffix.startswith(".tsv") else ";"
+    planted.to_csv(path, sep=sep, decimal="," if sep == ";" else ".", index=False)
+    status, out, err = _rank(capsys, path, "--target", "y", "--k", "1", "--json")
+    assert status == 0, err
+    report = json.loads(out)
+    assert [f["feature"] for f in report["features"] if f["selected"]] == ["a"]
+
+
+def test_a_zip_of_several_files_says_which_to_extract(capsys, tmp_path, planted):
+    import zipfile
+
+    path = tmp_path / "two.zip"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("a.csv", planted.to_csv(index=False))
+        archive.writestr("b.csv", planted.to_csv(index=False))
+    status, _, err = _rank(capsys, path, "--target", "y")
+    assert status == 2 and "exactly one file" in err and "holds 2" in err
+
+
+@pytest.mark.parametrize("sep", ["ab", "", "\n"])
+def test_a_separator_of_other_than_one_character_is_refused(capsys, tmp_path, planted, sep):
+    path = tmp_path / "data.csv"
+    planted.to_csv(path, index=False)
+    with pytest.raises(SystemExit) as exit_:
+        _rank(capsys, path, "--target", "y", "--sep", sep)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and "--sep: expected one character" in err
+    assert "Traceback" not in err
+
+
+def test_a_typed_tab_separator_is_a_tab(capsys, tmp_path, planted):
+    path = tmp_path / "data.txt"
+    planted.to_csv(path, sep="\t", index=False)
+    status, out, err = _rank(capsys, path, "--target", "y", "--k", "1", "--sep", "\\t", "--json")
+    assert status == 0, err and json.loads(out)["features"][0]["feature"] == "a"
+
+
+def test_duplicate_names_in_a_wide_header_are_found(capsys, tmp_path):
+    names = [f"c{j}" for j in range(40_000)] + ["c17", "c39999", "y"]
+    path = tmp_path / "wide.csv"
+    path.write_text(",".join(names) + "\n" + ",".join(["1"] * len(names)) + "\n")
+    status, _, err = _rank(capsys, path, "--target", "y")
+    assert status == 2 and "'c17', 'c39999'" in err
+
+
+def test_the_help_text_states_the_validation_limits():
+    from pkex_select import __main__ as cli
+    from pkex_select import _validation
+
+    assert cli._MAX_CLASSES == _validation.MAX_CLASSES
+    assert cli._MIN_SAMPLES_PER_CLASS == _validation.MIN_SAMPLES_PER_CLASS
+
+
+def test_the_command_starts_without_numpy():
+    """So that Ctrl-C in the first second is answered by the command, not a traceback."""
+    code = "import sys, pkex_select.__main__; print('numpy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("delay", [0.3, 1.0])
+def test_ctrl_c_early_is_a_clean_interruption(tmp_path, delay):
+    import signal
+    import time
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pkex_select"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(delay)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    assert "Traceback" not in err
+    assert process.returncode == 130 and "pkex-select: interrupted" in err

@@ -1,5 +1,7 @@
 """Model-X knockoffs: the sampler, S, the filter, and fdr= on the estimators."""
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -271,3 +273,34 @@ def test_fdr_errors_and_warnings():
     frame = __import__("pandas").DataFrame({"a": X[:, 0], "b": list("xy" * (len(X) // 2))})
     with pytest.raises(ValueError, match="need numeric features; b are categorical"):
         HSICShapleySelector(fdr=0.2).fit(frame, y)
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"n_knockoffs": True}, "n_knockoffs must be a whole number"),
+        ({"n_knockoffs": False}, "n_knockoffs"),
+        ({"knockoff_groups": [None, 0, 1, 2]}, "got None"),
+        ({"knockoff_groups": [0.5, 0, 1, 2]}, "got 0.5"),
+        ({"knockoff_groups": [[0, 1], [1, 2, 3]]}, "got nested lists"),
+        ({"knockoff_groups": [[0, 1], [2, 3]]}, r"got shape \(2, 2\)"),
+        ({"knockoff_groups": [0, 1, 2]}, r"got shape \(3,\)"),
+    ],
+)
+def test_bad_knockoff_parameters_are_named(options, message):
+    X = np.random.default_rng(0).normal(size=(60, 4))
+    with pytest.raises(ValueError, match=message):
+        HSICShapleySelector(fdr=0.2, **options).fit(X, X[:, 0])
+
+
+def test_string_group_labels_are_groups():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(80, 4))
+    labels = ["a", "a", "b", "c"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        fitted = HSICShapleySelector(fdr=0.5, knockoff_groups=labels, random_state=0).fit(
+            X, X[:, 0] + X[:, 1]
+        )
+    assert fitted.knockoff_groups_[0] == fitted.knockoff_groups_[1]
+    assert len(set(fitted.knockoff_groups_)) == 3
