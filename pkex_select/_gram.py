@@ -104,6 +104,12 @@ class TargetGram:
         )
         return codes.reshape(-1), representatives
 
+    def __getstate__(self):
+        # The cached properties are derived from the rest: left out, so that a cache key
+        # (joblib hashes the pickled state) does not depend on what an earlier call computed.
+        derived = {k for k, v in vars(TargetGram).items() if isinstance(v, cached_property)}
+        return {k: v for k, v in vars(self).items() if k not in derived}
+
     @cached_property
     def _identity(self):
         return self.arguments(np.arange(self.n_samples)[None, :])[0]

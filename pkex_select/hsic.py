@@ -282,7 +282,7 @@ class HSICShapleySelector(ShapleySelectorBase):
         discovery rate stays controlled, but it selects only when about 2 / ``fdr``
         features pass, so with few relevant features it loses most of its power (the
         selection guide has the measurements).
-    value_function : {"auto", "model", "baseline", "anova", "observational"}, \
+    value_function : {"auto", "model", "model+anova", "baseline", "anova", "observational"}, \
             default="auto"
         The game whose Shapley values are computed (see the user guide, "Reading the
         values"). "auto": each question gets the game that answers it best, and
@@ -317,6 +317,12 @@ class HSICShapleySelector(ShapleySelectorBase):
         - With ``interactions``, "baseline": the published PKeX-Shapley game, where a
           removed feature's factor is 1. Adding a feature narrows the joint kernel, so one
           that adds little beyond the others gets a small or negative value.
+
+        "model+anova": each feature's share of the model game's values averaged with its
+        share of the ANOVA game's (median-heuristic bandwidths, one scale); the values add up
+        to 1. An even effect the alignment widens away or a redundant copy the ridge leaves
+        out keeps a value above the features y does not depend on, which the model game
+        alone does not guarantee; on real data the model game alone selected better.
 
         "observational": a removed feature's Gram matrix becomes its mean over the entries
         the estimator uses, as in the published authors' current code. The selection

@@ -338,3 +338,26 @@ def test_memory_caches_the_ranking_across_selection_parameters(tmp_path):
     assert len(_cached_attributions(tmp_path / "c")) == 1
     with pytest.raises(ValueError, match="'memory' parameter"):
         HSICShapleySelector(memory=3).fit(X, y)
+
+
+@pytest.mark.parametrize("options", [{}, {"n_permutations": 19}])
+def test_memory_reuses_the_ranking_without_a_seed(tmp_path, options):
+    """random_state=None, the default: a refit with another k is found in the cache (the
+    model game subsamples its 1000 rows from a seed of the data), not drawn again."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(1100, 4))
+    y = X[:, 0] + np.sin(2 * X[:, 1]) + 0.2 * rng.normal(size=1100)
+    memory = str(tmp_path / "cache")
+    first = HSICShapleySelector(1, memory=memory, **options).fit(X, y)
+    cached = {path for path in (tmp_path / "cache").rglob("output.pkl")}
+    second = HSICShapleySelector(3, memory=memory, **options).fit(X, y)
+    assert {path for path in (tmp_path / "cache").rglob("output.pkl")} == cached
+    np.testing.assert_array_equal(first.shapley_values_, second.shapley_values_)
+    assert second.get_support().sum() == 3
+    # Other data, another seed: the cache grows.
+    HSICShapleySelector(1, memory=memory, **options).fit(X[:-1], y[:-1])
+    assert len(set((tmp_path / "cache").rglob("output.pkl"))) > len(cached)
+    # Without memory, random_state=None still draws afresh.
+    unseeded = HSICShapleySelector(1).fit(X, y)
+    assert not hasattr(HSICShapleySelector(1), "_random_state")
+    assert unseeded._random_state is None

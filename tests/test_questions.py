@@ -17,8 +17,18 @@ def _positive_shares(values):
     return np.maximum(values, 0) / np.maximum(values, 0).sum()
 
 
-def test_k_features_are_ranked_by_the_model_and_anova_games_shares():
+def test_k_features_are_ranked_by_the_model_game_at_aligned_bandwidths():
     auto = HSICShapleySelector(3, random_state=0).fit(X, y)
+    model = HSICShapleySelector(
+        3, value_function="model", bandwidth="alignment", scales=[1], random_state=0
+    ).fit(X, y)
+    assert auto.value_function_ == "model" and auto.scales_ == (1.0,)
+    np.testing.assert_array_equal(auto.shapley_values_, model.shapley_values_)
+    np.testing.assert_array_equal(auto.bandwidths_, model.bandwidths_)
+
+
+def test_model_anova_averages_the_model_and_anova_games_shares():
+    auto = HSICShapleySelector(3, value_function="model+anova", random_state=0).fit(X, y)
     model = HSICShapleySelector(
         3, value_function="model", bandwidth="alignment", scales=[1], random_state=0
     ).fit(X, y)
@@ -43,7 +53,7 @@ def test_knockoffs_rank_by_the_model_game():
         warnings.simplefilter("ignore", UserWarning)  # fdr may select nothing here
         auto = HSICShapleySelector(fdr=0.5, random_state=0).fit(X, y)
     ranked = HSICShapleySelector(random_state=0).fit(X, y)
-    assert auto.value_function_ == "model+anova"
+    assert auto.value_function_ == "model"
     np.testing.assert_array_equal(auto.shapley_values_, ranked.shapley_values_)
     assert set(auto.knockoff_value_functions_) <= {"model", "lasso"}
 
@@ -61,7 +71,7 @@ def test_beyond_100_features_the_anova_game_ranks():
     """Its factors near 1 keep the cost linear in d, where the paper's needs d/2 nodes."""
     wide = np.random.default_rng(8).normal(size=(40, 101))
     assert HSICShapleySelector().fit(wide, wide[:, 0]).value_function_ == "anova"
-    assert HSICShapleySelector().fit(wide[:, :100], wide[:, 0]).value_function_ == "model+anova"
+    assert HSICShapleySelector().fit(wide[:, :100], wide[:, 0]).value_function_ == "model"
 
 
 def test_an_explicit_game_is_kept():
@@ -115,10 +125,11 @@ def _planted(design, n, seed, n_features=30):
 @pytest.mark.parametrize("design", ["even", "redundant"])
 @pytest.mark.parametrize("seed", [0, 1])
 def test_every_relevant_feature_ranks_above_the_noise(design, seed):
-    """No cliff: an even effect or a redundant copy, which the model game alone values at
-    about 0 below noise columns, keeps a positive value above every noise column."""
+    """No cliff in "model+anova": an even effect or a redundant copy, which the model game
+    alone can value at about 0 below noise columns, keeps a value above every noise column."""
     X, y, relevant = _planted(design, 500, seed)
-    selector = HSICShapleySelector(len(relevant), random_state=0).fit(X, y)
+    selector = HSICShapleySelector(len(relevant), value_function="model+anova", random_state=0)
+    selector.fit(X, y)
     values = selector.shapley_values_
     noise = np.setdiff1d(np.arange(X.shape[1]), relevant)
     assert values[relevant].min() > values[noise].max()

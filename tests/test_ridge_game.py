@@ -111,9 +111,10 @@ def test_identifiers_and_unrelated_labels_get_zero_and_related_labels_are_kept()
     values = dict(zip(X.columns, model.shapley_values_))
     assert values["id"] == 0.0 and values["unrelated"] == 0.0
     assert set(model.get_feature_names_out()) == {"a", "city", "code"}
-    # The default adds the ANOVA game's shares: about 0 for both, not exactly.
+    # "model+anova" adds the ANOVA game's shares: about 0 for both, not exactly.
     with pytest.warns(UserWarning, match="identifier"):
-        selector = HSICShapleySelector(n_features_to_select=3).fit(X, y)
+        selector = HSICShapleySelector(n_features_to_select=3, value_function="model+anova")
+        selector.fit(X, y)
     values = dict(zip(X.columns, selector.shapley_values_))
     assert max(values["id"], values["unrelated"]) < 0.5 * min(
         values[c] for c in "a city code".split()
@@ -156,7 +157,7 @@ def test_rows_are_bounded_by_the_tensor_memory():
 def test_default_ranks_by_the_model_game_and_tests_by_the_anova_game():
     X, y = make_friedman1(300, 10, noise=0.5, random_state=0)
     selector = HSICShapleySelector(n_features_to_select=5).fit(X, y)
-    assert selector.value_function_ == "model+anova"
+    assert selector.value_function_ == "model"
     assert set(selector.get_support(indices=True)) == set(range(5))
     assert np.all(selector.shapley_values_ >= 0)
     np.testing.assert_allclose(np.abs(selector.shares_).sum(), 1.0)
