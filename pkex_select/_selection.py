@@ -590,7 +590,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
     def _knockoff_group_labels(self, groups):
         """``knockoff_groups`` checked: one integer or string label per feature."""
         message = (
-            f"knockoff_groups must hold one label (an integer or a string) per feature, "
+            f"knockoff_groups must hold one label per feature (an integer or a string), "
             f"{self.n_features_in_} in all, so that each feature is in exactly one group "
             "(groups do not overlap)"
         )

@@ -28,7 +28,8 @@ def test_k_features_are_ranked_by_the_model_game_at_aligned_bandwidths():
 
 
 def test_model_anova_averages_the_model_and_anova_games_shares():
-    auto = HSICShapleySelector(3, value_function="model+anova", random_state=0).fit(X, y)
+    auto = HSICShapleySelector(3, value_function="model+anova", scales=[1], random_state=0)
+    auto.fit(X, y)
     model = HSICShapleySelector(
         3, value_function="model", bandwidth="alignment", scales=[1], random_state=0
     ).fit(X, y)

@@ -54,6 +54,7 @@ RESULTS = Path(__file__).parent / "results"
 PKEX = {
     "default": {},
     "model": {"value_function": "model"},
+    "model+anova": {"value_function": "model+anova"},
     "paper": {"value_function": "baseline"},
     "paper-1": {"value_function": "baseline", "scales": [1]},
     "anova": {"value_function": "anova"},
