@@ -165,13 +165,24 @@ def resolve_value_function(value_function, tested, n_features, ranked_game="base
 
 
 def resolve_selection_scales(scales, value_function, resolved):
-    """The bandwidth scales that ``scales="auto"`` stands for where ``value_function="auto"``
-    resolved to a game that ranks without tests: one bandwidth per feature (the paper's game
-    selected as well with one scale as with two on real data, at half the cost; the model
-    game fits one kernel). Elsewhere ``scales`` is passed on ("auto" is then (1, sqrt(d)),
-    which the overall test needs)."""
-    ranks_only = resolved in ("baseline", *MODEL_GAMES)
-    if isinstance(scales, str) and value_function == "auto" and ranks_only:
+    """The bandwidth scales of the game ``resolved``: "auto" is one scale for the model
+    games (a kernel ridge fits one kernel; a given scale multiplies its bandwidths, and
+    several are refused) and for the paper's game where ``value_function="auto"`` chose it
+    (it selected as well with one scale as with two on real data, at half the cost).
+    Elsewhere ``scales`` is passed on ("auto" is then (1, sqrt(d)), which the overall test
+    needs)."""
+    if resolved in MODEL_GAMES:
+        if isinstance(scales, str):
+            return (1.0,)
+        if np.size(scales) != 1:
+            raise ValueError(
+                f"value_function={resolved!r} fits one kernel ridge, at one bandwidth per "
+                f"feature; scales={scales!r} asks for {np.size(scales)}. Give one scale (it "
+                "multiplies the aligned bandwidths), for example scales=[2], or leave "
+                "scales='auto'."
+            )
+        return scales
+    if isinstance(scales, str) and value_function == "auto" and resolved == "baseline":
         return (1.0,)
     return scales
 

@@ -135,3 +135,14 @@ def test_every_relevant_feature_ranks_above_the_noise(design, seed):
     noise = np.setdiff1d(np.arange(X.shape[1]), relevant)
     assert values[relevant].min() > values[noise].max()
     assert set(selector.get_support(indices=True)) == set(relevant)
+
+
+def test_the_model_game_takes_one_scale_and_uses_it():
+    default = HSICShapleySelector(2, value_function="model", random_state=0).fit(X, y)
+    assert default.scales_ == (1.0,)
+    wider = HSICShapleySelector(2, value_function="model", scales=[3], random_state=0).fit(X, y)
+    assert wider.scales_ == (3.0,)
+    assert not np.allclose(wider.shapley_values_, default.shapley_values_)
+    for scales in ([1, 2], [1, 2, 3]):
+        with pytest.raises(ValueError, match="fits one kernel ridge.*Give one scale"):
+            HSICShapleySelector(2, scales=scales).fit(X, y)
