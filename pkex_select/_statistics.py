@@ -424,9 +424,12 @@ class HSIC(_GramStatistic):
                 if categorical is not None and len(categorical) == (Y.shape[1])
                 else [False] * Y.shape[1]
             )
+            # A constant output is neither labels nor continuous (its factor is 1 in either
+            # kernel): the varying outputs decide.
             labels = [
                 is_class_labels(column, categorical_dtype=is_categorical)
                 for column, is_categorical in zip(Y.T, categorical)
+                if not np.all(column == column[0])
             ]
             if all(labels):
                 kernel = "delta"

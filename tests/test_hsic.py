@@ -361,3 +361,17 @@ def test_memory_reuses_the_ranking_without_a_seed(tmp_path, options):
     unseeded = HSICShapleySelector(1).fit(X, y)
     assert not hasattr(HSICShapleySelector(1), "_random_state")
     assert unseeded._random_state is None
+
+
+@pytest.mark.parametrize("constant", [5.0, 0.0])
+def test_a_constant_output_column_does_not_decide_the_target_kernel(constant):
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(80, 3))
+    continuous = X[:, 0] + 0.1 * rng.normal(size=80)
+    labels = (X[:, 1] > 0).astype(int)
+    for outputs, kernel in [(continuous, "rbf"), (labels, "delta")]:
+        Y = np.column_stack([outputs, np.full(80, constant)])
+        fitted = HSICShapleySelector(1, value_function="anova", scales=[1]).fit(X, Y)
+        alone = HSICShapleySelector(1, value_function="anova", scales=[1]).fit(X, outputs)
+        assert fitted.target_kernel_ == kernel
+        np.testing.assert_allclose(fitted.shapley_values_, alone.shapley_values_, rtol=1e-12)
