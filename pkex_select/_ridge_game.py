@@ -16,6 +16,8 @@ reduce the kernel to its diagonal (a model that memorises y, with every value on
 A feature the model ignores gets 0; no value is negative, so shares compare directly.
 """
 
+import warnings
+
 import numpy as np
 
 from ._bandwidth_alignment import subsample_rows
@@ -40,6 +42,8 @@ _TENSOR_ENTRIES = 25_000_000
 # of them every feature separates the rows alike and the values say nothing.
 MIN_MODEL_SAMPLES = 4
 _MAX_ROWS = 1000
+# A joint kernel within this of 0 (or 1) on every pair of distinct rows is degenerate.
+_DEGENERATE = 1e-12
 
 # Ridge penalties tried, relative to the kernel's unit diagonal.
 _PENALTIES = 10.0 ** np.arange(-4.0, 2.01, 0.5)
@@ -210,8 +214,32 @@ def ridge_fit(data, kernels, gammas, targets, mismatch_factors=None):
     rows' pairs, the dual coefficients at the leave-one-out penalty, and the leave-one-out
     R^2 (1 minus the mean squared error over the targets' variance). Parameters as there."""
     factors = _factor_tensor(data, kernels, np.asarray(gammas, dtype=np.float64), mismatch_factors)
-    weights, error = _ridge_weights(np.prod(factors, axis=2), targets)
+    K = np.prod(factors, axis=2)
+    _warn_degenerate(K)
+    weights, error = _ridge_weights(K, targets)
     return factors, weights, float(1.0 - error / np.var(targets, axis=0).mean())
+
+
+def _warn_degenerate(K):
+    """Warn where the joint kernel is the identity or constant over the pairs of rows: the
+    ridge then memorises y or fits its mean, every feature moves it alike, and a selection
+    by value is arbitrary."""
+    pairs = K[np.triu_indices(K.shape[0], k=1)]
+    if pairs.size == 0 or _DEGENERATE < pairs.min() and pairs.max() < 1.0 - _DEGENERATE:
+        return
+    if pairs.max() <= _DEGENERATE:
+        shape = "the identity (no two rows alike: bandwidths far too small)"
+    elif pairs.min() >= 1.0 - _DEGENERATE:
+        shape = "constant (every two rows alike: bandwidths far too large)"
+    else:
+        return
+    warnings.warn(
+        f"The model game's joint kernel is {shape}, so every feature moves the kernel "
+        "ridge alike and a selection by value is arbitrary. Leave bandwidth='auto' (aligned "
+        "with y) or give bandwidths near the features' spread.",
+        UserWarning,
+        stacklevel=4,
+    )
 
 
 def explained_values(factors, weights, n_jobs=None):

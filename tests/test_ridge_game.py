@@ -1,5 +1,7 @@
 """The model game (value_function="model"): a kernel ridge fit explained row by row."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -221,3 +223,19 @@ def test_planted_non_monotone_effects_are_ranked_on_top():
     y += 0.5 * rng.normal(size=600)
     selected = HSICShapleySelector(5, random_state=0).fit(X, y).get_support(indices=True)
     assert selected.tolist() == [0, 1, 2, 3, 4]
+
+
+@pytest.mark.parametrize(
+    "bandwidth, shape", [(1e-300, "the identity"), (1e-9, "the identity"), (1e300, "constant")]
+)
+def test_a_degenerate_kernel_is_named(bandwidth, shape):
+    X, y = make_friedman1(60, 5, random_state=0)
+    with pytest.warns(UserWarning, match=f"joint kernel is {shape}"):
+        HSICShapleySelector(2, value_function="model", bandwidth=bandwidth).fit(X, y)
+
+
+def test_a_sound_kernel_is_not_called_degenerate():
+    X, y = make_friedman1(60, 5, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        HSICShapleySelector(2, value_function="model").fit(X, y)
