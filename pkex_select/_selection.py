@@ -261,6 +261,9 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
     # Knockoffs' statistic under value_function="auto": the model game alone (the false
     # discovery rate and power of python -m benchmarks.knockoffs were measured with it).
     _knockoff_game = "model"
+    # Whether a count or fraction selects only features of positive value (the attributor:
+    # a feature that does not raise the MMD does not make the samples differ).
+    _positive_only = False
 
     def _statistic(self):
         """The statistic (see _statistics.py) with this estimator's settings."""
@@ -395,7 +398,27 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         self._constant_mask_ = features.constant
         if self.fdr is not None:
             self._select_by_knockoffs(X, target, attribute)
+        self._warn_few_positive(attribution.statistic)
         return self
+
+    def _warn_few_positive(self, statistic):
+        """Warn where a count or fraction selects fewer features than it asks for, because
+        fewer have a positive value (see ``_positive_only``)."""
+        if not self._positive_only or any(
+            getattr(self, rule) is not None for rule in ("threshold", "alpha", "fdr")
+        ):
+            return
+        positive = int(np.sum((self.shapley_values_ > 0) & ~self._constant_mask_))
+        asked = self._n_selected()
+        if positive < asked:
+            warnings.warn(
+                f"Only {positive} of the {asked} features asked for have a positive value "
+                f"(the statistic is {statistic:.3g}): the others do not make the samples "
+                "differ, so they are not selected. Test whether the samples differ at all "
+                "with alpha (or n_permutations).",
+                UserWarning,
+                stacklevel=3,
+            )
 
     def _prepare_features(
         self, X, categorical, target, game, memory, column_names=None, restore=True
@@ -804,7 +827,8 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             return (self.adjusted_pvalues_ <= self.alpha) & ~self._constant_mask_
         if self.threshold is not None:
             return (self.shapley_values_ >= self.threshold) & ~self._constant_mask_
-        return (self.ranking_ <= self._n_selected()) & ~self._constant_mask_
+        ranked = (self.ranking_ <= self._n_selected()) & ~self._constant_mask_
+        return ranked & (self.shapley_values_ > 0) if self._positive_only else ranked
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

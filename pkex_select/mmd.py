@@ -9,7 +9,7 @@ from sklearn.utils._param_validation import StrOptions, validate_params
 from . import _pairgame
 from ._gram import check_feature_grams
 from ._ridge_game import ridge_targets
-from ._selection import ShapleySelectorBase
+from ._selection import ShapleySelectorBase, _is_numeric
 from ._statistics import MMD, PARAMETER_CONSTRAINTS
 from ._validation import from_arrow
 
@@ -347,6 +347,7 @@ class MMDShapleyAttributor(ShapleySelectorBase):
     """
 
     _ranked_game = _interaction_game = _knockoff_game = "anova"  # benchmarks.selection.shift
+    _positive_only = True
     _parameter_constraints = {
         **PARAMETER_CONSTRAINTS,
         **ShapleySelectorBase._parameter_constraints,
@@ -460,6 +461,20 @@ def attribute_shift(X_p: ArrayLike, X_q: ArrayLike, **params) -> MMDShapleyAttri
         columns_p is not None and list(columns_p) != list(columns_q)
     ):
         raise ValueError("X_p and X_q must have the same columns in the same order.")
+    if columns_p is not None:
+        # Pooled, a column of numbers in one sample and text in the other would become text
+        # and be compared as categories: every number a label of its own.
+        mixed = [
+            str(name)
+            for name, dtype_p, dtype_q in zip(columns_p, list(X_p.dtypes), list(X_q.dtypes))
+            if _is_numeric(dtype_p) != _is_numeric(dtype_q)
+        ]
+        if mixed:
+            raise ValueError(
+                f"Columns {', '.join(map(repr, mixed))} hold numbers in one sample and text "
+                "in the other; give them one type in both (pandas.to_numeric for numbers "
+                "written as text, astype(str) for labels) before comparing."
+            )
     if columns_p is not None and hasattr(X_p, "vstack") != hasattr(X_q, "vstack"):
         # One pandas frame, one polars frame: both as pandas, which keeps every dtype.
         X_p, X_q = (x.to_pandas() if hasattr(x, "vstack") else x for x in (X_p, X_q))

@@ -1,6 +1,7 @@
 """MMD Shapley values and MMDShapleyAttributor."""
 
 import itertools
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -202,3 +203,31 @@ def test_attribute_shift_names_an_empty_sample():
         attribute_shift(X, X[:0])
     with pytest.raises(ValueError, match="The first sample has no rows"):
         attribute_shift(X[:0], X)
+
+
+def test_identical_samples_name_no_drifting_feature():
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    P = pd.DataFrame(rng.normal(size=(60, 4)), columns=list("abcd"))
+    with pytest.warns(UserWarning, match="Only 0 of the 1 features asked for"):
+        shift = attribute_shift(P, P.copy())
+    assert shift.get_support().sum() == 0
+    # Two draws of one distribution: whatever is selected has a positive value.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        other = attribute_shift(P, pd.DataFrame(rng.normal(size=(60, 4)), columns=list("abcd")))
+    assert np.all(other.shapley_values_[other.get_support()] > 0)
+
+
+@pytest.mark.parametrize("as_text", ["{:.3f}".format, str])
+def test_a_column_of_numbers_in_one_sample_and_text_in_the_other_is_refused(as_text):
+    import pandas as pd
+
+    rng = np.random.default_rng(1)
+    P = pd.DataFrame(rng.normal(size=(40, 3)), columns=["a", "b", "c"])
+    Q = pd.DataFrame(rng.normal(size=(40, 3)), columns=["a", "b", "c"])
+    with pytest.raises(ValueError, match="'b' hold numbers in one sample and text"):
+        attribute_shift(P, Q.assign(b=Q.b.map(as_text)))
+    with pytest.raises(ValueError, match="'b' hold numbers in one sample and text"):
+        attribute_shift(P.assign(b=P.b.map(as_text)), Q)
