@@ -139,8 +139,8 @@ _RANKED_GAME_MAX_FEATURES = 100
 _LINEAR_SHARE = 0.9
 
 
-# The games that explain a kernel ridge fitted to y: the model game alone, and the default
-# ranking, its shares averaged with the ANOVA game's (see ShapleySelectorBase._ranked_values).
+# The games that explain a kernel ridge fitted to y: the model game alone (the default for k
+# features), and its shares averaged with the ANOVA game's (ShapleySelectorBase._model_anova_values).
 MODEL_GAMES = ("model", "model+anova")
 
 
@@ -251,11 +251,11 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         "verbose": ["verbose"],
     }
 
-    # The game value_function="auto" ranks by when no test runs (knockoffs too), and the
-    # statistic's own game that interaction indices need.
-    # The selection study's tuning half ranked the model game alone ahead of "model+anova"
-    # (mean rank 4.03 against 5.63 of 10 methods at k = 20%), which removes the cliffs of
-    # planted designs (python -m benchmarks.selection.planted) but not on real data.
+    # The game value_function="auto" ranks by when no test runs, and the statistic's own
+    # game that interaction indices need. The model game alone ranks: the selection study's
+    # tuning half put it ahead of "model+anova" (mean rank 4.03 against 5.63 of 10 methods at
+    # k = 20%), though only the latter keeps even effects and redundant copies above the
+    # noise on planted designs (python -m benchmarks.selection.planted).
     _ranked_game = "model"
     _interaction_game = "baseline"
     # Knockoffs' statistic under value_function="auto": the model game alone (the false
@@ -360,7 +360,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         if model_game:
             values = self._model_values(features, target, memory)
             if self.value_function_ == "model+anova":
-                values = self._ranked_values(
+                values = self._model_anova_values(
                     values,
                     X,
                     self._categorical_mask_,
@@ -487,10 +487,10 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             n_jobs=self.n_jobs,
         )
 
-    def _ranked_values(self, model_values, X, categorical, target, memory, column_names=None):
-        """The default ranking's values: each feature's share of the model game's values
-        averaged with its share of the ANOVA game's (median-heuristic bandwidths, one
-        scale), so that they add up to 1.
+    def _model_anova_values(self, model_values, X, categorical, target, memory, column_names=None):
+        """The values of ``value_function="model+anova"``: each feature's share of the
+        model game's values averaged with its share of the ANOVA game's (median-heuristic
+        bandwidths, one scale), so that they add up to 1.
 
         The model game ranks the features a model should use, but gives a feature the model
         leaves out a value of about 0: an even effect the alignment widened away, or a copy
@@ -553,7 +553,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             values = explained_values(factors, weights, self.n_jobs)
             if game == "model+anova":
                 numeric = np.zeros(columns.shape[1], dtype=bool)
-                values = self._ranked_values(values, columns, numeric, target, memory)
+                values = self._model_anova_values(values, columns, numeric, target, memory)
             return values[: original.shape[1]] - values[original.shape[1] :], game
         values = attribute(
             self._statistic(),
