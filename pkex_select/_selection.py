@@ -140,7 +140,7 @@ _LINEAR_SHARE = 0.9
 
 
 # The games that explain a kernel ridge fitted to y: the model game alone (the default for k
-# features), and its shares averaged with the ANOVA game's (ShapleySelectorBase._model_anova_values).
+# features), and its shares averaged with the ANOVA game's (_model_anova_values).
 MODEL_GAMES = ("model", "model+anova")
 
 
