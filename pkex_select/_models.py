@@ -237,6 +237,40 @@ def _read_gpc(model):
     return _expansion_from_terms(points, weights, terms, np.zeros(1), ["latent mean"])
 
 
+@dataclass
+class GaussianPosterior:
+    """A GP's posterior covariance c(z, z') = s^2 (k(z, z') - k(z, X) A k(X, z')), with
+    A = D L^-T L^-1 D: ``cholesky`` is L, ``left`` the diagonal of D (None: the identity) and
+    ``output_scales`` the s of each output (normalize_y's standard deviations, else 1)."""
+
+    cholesky: np.ndarray
+    left: np.ndarray | None
+    output_scales: np.ndarray
+
+
+def gp_posterior(model):
+    """The :class:`GaussianPosterior` of a fitted GaussianProcessRegressor or binary
+    GaussianProcessClassifier (its latent function, Laplace approximation), or a TypeError
+    for models that are one function, not a distribution over them."""
+    estimator = model.steps[-1][1] if isinstance(model, Pipeline) else model
+    if isinstance(estimator, GaussianProcessRegressor):
+        # sklearn: cov = kernel_(x) - V^T V with V = L^-1 k(X, x), times std^2 per output.
+        scales = np.atleast_1d(np.asarray(estimator._y_train_std, dtype=np.float64))
+        n_outputs = np.asarray(estimator.alpha_).reshape(len(estimator.X_train_), -1).shape[1]
+        return GaussianPosterior(
+            np.asarray(estimator.L_), None, np.broadcast_to(scales, (n_outputs,)).copy()
+        )
+    if isinstance(estimator, GaussianProcessClassifier):
+        # Rasmussen & Williams, Algorithm 3.2: V = L^-1 (W^1/2 k(X, x)), B = I + W^1/2 K W^1/2.
+        binary = estimator.base_estimator_
+        return GaussianPosterior(np.asarray(binary.L_), np.asarray(binary.W_sr_), np.ones(1))
+    raise TypeError(
+        f"{type(estimator).__name__} is one fitted function, not a distribution over "
+        "functions, so its Shapley values have no posterior covariance. Fit a "
+        "GaussianProcessRegressor or a binary GaussianProcessClassifier for uncertainty."
+    )
+
+
 def model_output(model, X):
     """The output the explanation adds up to: decision values, predictions or latent mean."""
     estimator = model.steps[-1][1] if isinstance(model, Pipeline) else model

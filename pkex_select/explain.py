@@ -10,6 +10,8 @@ from numpy.typing import ArrayLike
 from sklearn.utils.validation import check_array
 
 from . import _models
+from ._engine import pair_contributions
+from ._gp_uncertainty import data_covariance, prior_covariance
 from ._interactions import INDICES, check_index, interaction_values
 from ._models import as_dense, fitted_state, read_model
 from ._quadrature import DEFAULT_TOL
@@ -40,6 +42,10 @@ class Explanation:
         What each output is ("decision_function", "predict", "0 vs 1", ...).
     index : str, default="SV"
         The index of ``values`` (shapiq's names: "SV", "BV", "SII", "STII", ...).
+    covariance : ndarray of shape (n_samples, n_features, n_features) or None
+        The posterior covariance of each row's Shapley values, for a Gaussian process
+        explained with ``return_covariance=True`` (a trailing outputs axis for several
+        outputs); else None.
     """
 
     values: np.ndarray
@@ -48,6 +54,18 @@ class Explanation:
     feature_names: list
     output_names: list
     index: str = "SV"
+    covariance: np.ndarray | None = None
+
+    @property
+    def std(self) -> np.ndarray | None:
+        """The posterior standard deviation of each value (the covariance's diagonal), or
+        None without a covariance."""
+        if self.covariance is None:
+            return None
+        diagonal = np.diagonal(self.covariance, axis1=1, axis2=2)
+        # (n, outputs, d) for several outputs: back to the values' layout.
+        diagonal = np.moveaxis(diagonal, -1, 1) if diagonal.ndim == 3 else diagonal
+        return np.sqrt(np.maximum(diagonal, 0.0))
 
     def __len__(self):
         return self.values.shape[0]
@@ -84,6 +102,9 @@ class Explanation:
         values = np.take(self.values[rows], columns, axis=1)
         if self.max_order == 2:
             values = np.take(values, columns, axis=2)
+        covariance = self.covariance
+        if covariance is not None:
+            covariance = np.take(np.take(covariance[rows], columns, axis=1), columns, axis=2)
         return Explanation(
             values=values,
             base_values=np.asarray(self.base_values)[rows],
@@ -91,6 +112,7 @@ class Explanation:
             feature_names=[self.feature_names[j] for j in columns],
             output_names=list(self.output_names),
             index=self.index,
+            covariance=covariance,
         )
 
     def _feature_positions(self, features):
@@ -317,12 +339,13 @@ class ProductKernelExplainer:
         self.feature_names_ = feature_names
         self.output_names_ = list(self._expansion.output_names)
         self.background = background
-        self._removed_factors = None
+        self._removed_factors = self._background_inputs = None
         if value_function == "observational":
             if background is None:
                 inputs = self._expansion.points
             else:
                 _, inputs = self._prepare(background, what="background")
+            self._background_inputs = inputs
             self._removed_factors = self._kernel_means(inputs)
 
     def _check_model_unchanged(self):
@@ -405,7 +428,13 @@ class ProductKernelExplainer:
     def _shape_outputs(self, array):
         return array[..., 0] if len(self.output_names_) == 1 else array
 
-    def explain(self, X: ArrayLike, index: str = "SV", max_order: int = 1) -> Explanation:
+    def explain(
+        self,
+        X: ArrayLike,
+        index: str = "SV",
+        max_order: int = 1,
+        return_covariance: bool = False,
+    ) -> Explanation:
         """Exact Shapley values (or interaction indices) of the model output for each row.
 
         Parameters
@@ -415,6 +444,11 @@ class ProductKernelExplainer:
             Shapley values by default; see :func:`pkex_select.interaction_values`.
         max_order : {1, 2}, default=1
             1 for "SV" and "BV"; 2 for the pairwise indices.
+        return_covariance : bool, default=False
+            For a Gaussian process under ``value_function="observational"``: also the exact
+            posterior covariance of each row's Shapley values (``covariance`` and ``std``
+            of the Explanation). Their mean is ``values``; the user guide's "Uncertainty of
+            a GP explanation" has the derivation.
 
         Returns
         -------
@@ -423,6 +457,7 @@ class ProductKernelExplainer:
             n_features) for pairwise indices; a trailing outputs axis for multi-output models.
         """
         check_index(index, max_order)
+        posterior = self._check_covariance(index) if return_covariance else None
         data, inputs = self._prepare(X)
         weights, empty_value = self._pair_weights()
         shape = (data.shape[0],) + (self.n_features_in_,) * max_order + (weights.shape[1],)
@@ -439,6 +474,11 @@ class ProductKernelExplainer:
                 tol=self.tol,
             )
         base_values = np.broadcast_to(empty_value, (data.shape[0], weights.shape[1])).copy()
+        covariance = None
+        if posterior is not None:
+            covariance = self._shapley_covariance(inputs, posterior)
+            covariance = covariance[..., None] * np.square(posterior.output_scales)
+            covariance = self._shape_outputs(covariance)
         return Explanation(
             values=self._shape_outputs(values),
             base_values=self._shape_outputs(base_values),
@@ -446,7 +486,64 @@ class ProductKernelExplainer:
             feature_names=list(self.feature_names_),
             output_names=list(self.output_names_),
             index=index,
+            covariance=covariance,
         )
+
+    def _check_covariance(self, index):
+        """The model's posterior, where a covariance of Shapley values is defined."""
+        posterior = _models.gp_posterior(self.model)
+        if self.value_function != "observational":
+            raise ValueError(
+                "return_covariance needs value_function='observational': there a removed "
+                "feature takes the background's values, so each coalition's value is an "
+                "average of the random function f. The removal game (factor 1) changes the "
+                "kernel, which is a property of the expansion, not of f. Build the explainer "
+                "with value_function='observational' and a background."
+            )
+        if index != "SV":
+            raise ValueError(
+                f"return_covariance is for Shapley values (index='SV'); got {index!r}."
+            )
+        return posterior
+
+    def _shapley_covariance(self, inputs, posterior):
+        """Cov(phi(x)) of every row of ``inputs`` (see :mod:`pkex_select._gp_uncertainty`),
+        before the outputs' scales: (n_samples, n_features, n_features)."""
+        e = self._expansion
+        n_train, d = e.points.shape
+        covariance = np.empty((inputs.shape[0], d, d))
+        pair_means = self._pair_means()
+        for rows, Z in self._factor_batches(inputs):
+            removed = np.broadcast_to(self._removed_factors, Z.shape)
+            per_pair = pair_contributions(
+                Z.reshape(-1, d), removed_factors=removed.reshape(-1, d), tol=self.tol
+            ).reshape(Z.shape[0], len(e.terms), n_train, d)
+            coefs = np.array([term.coef for term in e.terms])
+            G = np.einsum("t,ptij->pij", coefs, per_pair)
+            block = data_covariance(G, posterior.cholesky, posterior.left)
+            batch = inputs[rows]
+            for term, means in zip(e.terms, pair_means):
+                own = self._background_factors(batch, term).mean(axis=1)
+                block += term.coef * prior_covariance(own, means)
+            covariance[rows] = block
+        return covariance
+
+    def _background_factors(self, rows, term):
+        """Kernel factors between ``rows`` and every background row: (n_rows, n_bg, d)."""
+        return factor_tensor(rows, self._background_inputs, term.kernel, term.gamma)
+
+    def _pair_means(self):
+        """nu_j = mean k_j(b_j, b'_j) over every pair of background rows, per kernel term."""
+        background = self._background_inputs
+        rows = rows_per_task(background.shape[0], 8 * background.size)
+        means = []
+        for term in self._expansion.terms:
+            total = np.zeros(background.shape[1])
+            for start in range(0, background.shape[0], rows):
+                batch = self._background_factors(background[start : start + rows], term)
+                total += batch.sum(axis=(0, 1))
+            means.append(total / background.shape[0] ** 2)
+        return means
 
     def coalition_value(self, X: ArrayLike, subsets) -> np.ndarray:
         """The value function ``v(S)``: the model output with features outside S removed.
