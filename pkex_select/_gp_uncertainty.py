@@ -28,15 +28,6 @@ from ._quadrature import exact_node_count, gauss_rule
 __all__ = ["data_covariance", "prior_covariance"]
 
 
-def _leave_one_out_products(factors):
-    """prod_{i != j} factors[..., i] for every j, by prefix and suffix products (no
-    division, so exact zeros are fine)."""
-    ones = np.ones(factors.shape[:-1] + (1,))
-    prefix = np.cumprod(np.concatenate([ones, factors[..., :-1]], axis=-1), axis=-1)
-    suffix = np.cumprod(np.concatenate([ones, factors[..., :0:-1]], axis=-1), axis=-1)
-    return prefix * suffix[..., ::-1]
-
-
 def prior_covariance(own_means, pair_means):
     """The prior part of Cov(phi(x)) for one product term of unit amplitude, at x' = x.
 
@@ -68,19 +59,18 @@ def prior_covariance(own_means, pair_means):
     chunk = max(1, 2_000_000 // (t.size * d))
     for start in range(0, n_points, chunk):
         m = mu[start : start + chunk, None, :]  # (points, 1, features)
-        # Each feature's factor summed over its memberships: t for S, u for T.
+        # Each feature's factor summed over its memberships: t for S, u for T. It is at
+        # least t u > 0 (k(x_i, x_i) = 1 in both), so the product of the others is the
+        # product of all divided by one or two factors.
         factors = t * u + (t * u_ + t_ * u) * m + t_ * u_ * nu
+        product = w * np.prod(factors, axis=-1)  # (points, nodes), weighted
         # Feature j's difference in S with T free (u); feature k's in T with S free (t).
-        in_s = u * (1 - m) + u_ * (m - nu)
-        in_t = w[:, None] * (t * (1 - m) + t_ * (m - nu))
-        block = covariance[start : start + chunk]
-        for j in range(d):
-            others = factors.copy()
-            others[..., j] = 1.0
-            weighted = in_s[..., j : j + 1] * _leave_one_out_products(others) * in_t
-            block[:, j] = weighted.sum(axis=1)
-        diagonal = np.einsum("n,pnj->pj", w, _leave_one_out_products(factors))
-        block[:, np.arange(d), np.arange(d)] = diagonal * (1 - 2 * m[:, 0] + nu)
+        in_s = (u * (1 - m) + u_ * (m - nu)) / factors
+        in_t = (t * (1 - m) + t_ * (m - nu)) / factors
+        block = np.einsum("pn,pnj,pnk->pjk", product, in_s, in_t)
+        diagonal = np.einsum("pn,pnj->pj", product, 1.0 / factors) * (1 - 2 * m[:, 0] + nu)
+        block[:, np.arange(d), np.arange(d)] = diagonal
+        covariance[start : start + chunk] = block
     return covariance
 
 

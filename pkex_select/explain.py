@@ -461,24 +461,27 @@ class ProductKernelExplainer:
         data, inputs = self._prepare(X)
         weights, empty_value = self._pair_weights()
         shape = (data.shape[0],) + (self.n_features_in_,) * max_order + (weights.shape[1],)
-        values = np.empty(shape)
-        for rows, Z in self._factor_batches(inputs):
-            batch_weights = np.broadcast_to(weights, (Z.shape[0],) + weights.shape)
-            values[rows] = interaction_values(
-                Z,
-                batch_weights,
-                index=index,
-                max_order=max_order,
-                removed_factors=self._removed_factors,
-                n_jobs=self.n_jobs,
-                tol=self.tol,
-            )
         base_values = np.broadcast_to(empty_value, (data.shape[0], weights.shape[1])).copy()
         covariance = None
         if posterior is not None:
-            covariance = self._shapley_covariance(inputs, posterior)
+            # One engine pass gives both: the values are the pair weights times the per-pair
+            # contributions the covariance needs (the same values, to rounding).
+            values, covariance = self._values_and_covariance(inputs, weights, posterior)
             covariance = covariance[..., None] * np.square(posterior.output_scales)
             covariance = self._shape_outputs(covariance)
+        else:
+            values = np.empty(shape)
+            for rows, Z in self._factor_batches(inputs):
+                batch_weights = np.broadcast_to(weights, (Z.shape[0],) + weights.shape)
+                values[rows] = interaction_values(
+                    Z,
+                    batch_weights,
+                    index=index,
+                    max_order=max_order,
+                    removed_factors=self._removed_factors,
+                    n_jobs=self.n_jobs,
+                    tol=self.tol,
+                )
         return Explanation(
             values=self._shape_outputs(values),
             base_values=self._shape_outputs(base_values),
@@ -506,27 +509,30 @@ class ProductKernelExplainer:
             )
         return posterior
 
-    def _shapley_covariance(self, inputs, posterior):
-        """Cov(phi(x)) of every row of ``inputs`` (see :mod:`pkex_select._gp_uncertainty`),
-        before the outputs' scales: (n_samples, n_features, n_features)."""
+    def _values_and_covariance(self, inputs, weights, posterior):
+        """Shapley values (n_samples, n_features, n_outputs) and their posterior covariance
+        before the outputs' scales (n_samples, n_features, n_features) of every row of
+        ``inputs`` (see :mod:`pkex_select._gp_uncertainty`)."""
         e = self._expansion
         n_train, d = e.points.shape
+        values = np.empty((inputs.shape[0], d, weights.shape[1]))
         covariance = np.empty((inputs.shape[0], d, d))
+        coefs = np.array([term.coef for term in e.terms])
         pair_means = self._pair_means()
         for rows, Z in self._factor_batches(inputs):
             removed = np.broadcast_to(self._removed_factors, Z.shape)
             per_pair = pair_contributions(
                 Z.reshape(-1, d), removed_factors=removed.reshape(-1, d), tol=self.tol
-            ).reshape(Z.shape[0], len(e.terms), n_train, d)
-            coefs = np.array([term.coef for term in e.terms])
-            G = np.einsum("t,ptij->pij", coefs, per_pair)
+            ).reshape(Z.shape)
+            values[rows] = np.einsum("pqj,qo->pjo", per_pair, weights)
+            # Row i of G(x): training point i's game, its kernel terms added up.
+            G = np.einsum("t,ptij->pij", coefs, per_pair.reshape(-1, len(e.terms), n_train, d))
             block = data_covariance(G, posterior.cholesky, posterior.left)
-            batch = inputs[rows]
             for term, means in zip(e.terms, pair_means):
-                own = self._background_factors(batch, term).mean(axis=1)
+                own = self._background_factors(inputs[rows], term).mean(axis=1)
                 block += term.coef * prior_covariance(own, means)
             covariance[rows] = block
-        return covariance
+        return values, covariance
 
     def _background_factors(self, rows, term):
         """Kernel factors between ``rows`` and every background row: (n_rows, n_bg, d)."""

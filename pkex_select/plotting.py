@@ -11,6 +11,7 @@ __all__ = [
     "beeswarm",
     "centred_importance",
     "interactions",
+    "intervals",
     "knockoffs",
     "ranking",
     "waterfall",
@@ -399,6 +400,68 @@ def waterfall(explanation, row=0, *, output=0, max_display=12, ax=None):
         ax.set_xlabel(f"{explanation.output_names[0]} (0 -> {start:.3g})")
     else:
         ax.set_xlabel(f"output (base {base:.3g} -> {start:.3g})")
+    return ax
+
+
+def intervals(explanation, row=0, *, output=0, level=0.95, max_display=12, ax=None):
+    """One row's Shapley values with their posterior intervals (a GP explained with
+    ``return_covariance=True``).
+
+    Parameters
+    ----------
+    explanation : Explanation
+        With ``covariance`` (see :meth:`ProductKernelExplainer.explain`).
+    row : int, default=0
+    output : int or str, default=0
+    level : float, default=0.95
+        The intervals' coverage under the Gaussian posterior: value +- z std.
+    max_display : int, default=12
+        Features shown, largest ``|value|`` first.
+    ax : matplotlib Axes, default=None
+
+    Returns
+    -------
+    matplotlib Axes
+        Features whose interval excludes 0 are drawn filled (the data support the sign of
+        their attribution); the others hollow (within the posterior's noise).
+    """
+    from scipy.stats import norm
+
+    explanation = _explanation(explanation, "intervals")
+    if explanation.covariance is None:
+        raise ValueError(
+            "intervals needs the posterior covariance: explain a Gaussian process with "
+            "ProductKernelExplainer(gp, value_function='observational').explain(X, "
+            "return_covariance=True)."
+        )
+    if not 0 < level < 1:
+        raise ValueError(f"level must be between 0 and 1, got {level!r}.")
+    values, _ = _output_values(explanation, output)
+    std = explanation.std
+    if std.ndim == 3:
+        std = std[
+            ..., output if isinstance(output, int) else explanation.output_names.index(output)
+        ]
+    phi, spread = values[row], std[row] * norm.ppf(0.5 + level / 2)
+    order = np.argsort(-np.abs(phi), kind="stable")[:max_display]
+    ax = _axes(ax, (7, 0.35 * order.size + 1.5))
+    for position, j in enumerate(order):
+        y = order.size - 1 - position
+        supported = abs(phi[j]) > spread[j]
+        colour = "#d62728" if phi[j] >= 0 else "#1f77b4"
+        ax.errorbar(
+            phi[j],
+            y,
+            xerr=spread[j],
+            fmt="o",
+            color=colour,
+            capsize=3,
+            markerfacecolor=colour if supported else "white",
+        )
+    labels = [f"{explanation.feature_names[j]} = {explanation.data[row, j]:.3g}" for j in order]
+    ax.set_yticks(np.arange(order.size)[::-1], labels)
+    ax.axvline(0.0, color="grey", linestyle=":", linewidth=1)
+    ax.set_xlabel(f"Shapley value with its {level:.0%} posterior interval")
     return ax
 
 
