@@ -157,3 +157,21 @@ def test_knockoff_plot_draws_groups_and_the_threshold():
         plotting.knockoffs(HSICShapleySelector().fit(X, y))
     with pytest.raises(ValueError, match="draw must be in"):
         plotting.knockoffs(selector, draw=3)
+
+
+def test_intervals_mark_the_attributions_the_data_support():
+    from sklearn.gaussian_process import GaussianProcessRegressor
+    from sklearn.gaussian_process.kernels import RBF, ConstantKernel
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 3))
+    y = 2 * X[:, 0] + 0.1 * rng.normal(size=80)
+    gp = GaussianProcessRegressor(ConstantKernel(1.0) * RBF([1.0, 1.0, 1.0]), alpha=0.01)
+    explainer = ProductKernelExplainer(gp.fit(X, y), value_function="observational", background=X)
+    explanation = explainer.explain(X[:2], return_covariance=True)
+    ax = plotting.intervals(explanation, row=1, max_display=2)
+    assert len(ax.get_yticklabels()) == 2 and ax.get_yticklabels()[0].get_text().startswith("x0")
+    with pytest.raises(ValueError, match="return_covariance=True"):
+        plotting.intervals(explainer.explain(X[:2]))
+    with pytest.raises(ValueError, match="level must be between 0 and 1"):
+        plotting.intervals(explanation, level=95)
