@@ -557,6 +557,7 @@ def rank(
     """Fit the selector the command line describes; problems become :class:`UsageError`."""
     from . import HSICShapleySelector
     from ._pvalues import permutations_needed, smallest_adjusted_pvalue
+    from ._spelling import command_line
     from ._validation import TargetTypeWarning
 
     given = [flag for flag, value in (("--k", k), ("--alpha", alpha), ("--fdr", fdr)) if value]
@@ -603,7 +604,7 @@ def rank(
     )
     if value_function is not None:
         selector.set_params(value_function=value_function)
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, command_line(_SPELLING):
         # Our warnings become notes, under -W error too.
         warnings.simplefilter("always", UserWarning)
         try:
@@ -640,15 +641,23 @@ def _tests_affordable(shape, estimator):
     )
 
 
-# The selector's words for what the user can change, and the CLI's.
+# The selector's parameters as the command line's flags (pkex_select._spelling), with the
+# values that differ.
+_SPELLING = {
+    "value_function": ("--value-function", {}),
+    "alpha": ("--alpha", {}),
+    "fdr": ("--fdr", {}),
+    "n_features_to_select": ("--k", {}),
+    "n_permutations": ("--permutations", {}),
+    "estimator": ("--estimator", {}),
+    "target_kernel": ("--task", {"delta": "classification", "rbf": "regression"}),
+}
+# The selector's words for what the user can change, and the CLI's, for messages that do not
+# spell their parameters yet.
 _FLAGS = {
     "use target_kernel='rbf'": "use --task regression",
     "Set target_kernel='rbf'": "Use --task regression",
     "Set target_kernel='delta'": "Use --task classification",
-    "Use value_function='baseline'": "Use --k K to rank without tests",
-    "value_function='model'": "the model game (--value-function model)",
-    "value_function='model+anova'": "the default ranking (--value-function model+anova)",
-    "value_function='baseline'": "--value-function baseline",
     "n_permutations=": "--permutations ",
     "Input X": "The feature columns",
     "Input y": "The target",

@@ -16,6 +16,7 @@ import numpy as np
 from ._integrals import NUMBA, compile_kernel
 from ._plan import pairs_of_rows
 from ._scheduling import run_tasks
+from ._spelling import spelled
 from ._validation import encode_labels, standardise
 from .kernels import bandwidths, factor_of_difference, gamma_from_bandwidth, kernel_distances
 
@@ -534,8 +535,8 @@ class CentredFactors:
         n = factors.n_samples
         if n < 4:  # with 3 samples every U-centred factor is exactly 0
             raise ValueError(
-                f"value_function='anova' U-centres the factors, which needs at least 4 "
-                f"samples; got {n}. Use value_function='baseline'."
+                f"{spelled('value_function', 'anova')} U-centres the factors, which needs at "
+                f"least 4 samples; got {n}. Use {spelled('value_function', 'baseline')}."
             )
 
         def task(chunk):

@@ -36,6 +36,7 @@ from ._ridge_game import (
     ridge_fit,
 )
 from ._scheduling import progress_printer
+from ._spelling import spelled
 from ._statistics import VALUE_FUNCTIONS
 from ._validation import check_no_missing, dates_as_days, from_arrow
 from .kernels import BANDWIDTH_RULES
@@ -326,9 +327,9 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         )
         if self.value_function_ in MODEL_GAMES and X.shape[0] < MIN_MODEL_SAMPLES:
             raise ValueError(
-                f"value_function={self.value_function_!r} fits a kernel ridge by leave-one-out "
-                f"error, which needs at least {MIN_MODEL_SAMPLES} samples; got {X.shape[0]}. "
-                "Rank so few with value_function='baseline'."
+                f"{spelled('value_function', self.value_function_)} fits a kernel ridge by "
+                f"leave-one-out error, which needs at least {MIN_MODEL_SAMPLES} samples; got "
+                f"{X.shape[0]}. Rank so few with {spelled('value_function', 'baseline')}."
             )
         # What is costly is cached (with memory set); the key leaves out what only selects.
         memory = check_memory(self.memory)
@@ -575,9 +576,10 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         if self._categorical_mask_.any():
             names = _column_names(self, self._categorical_mask_)
             raise ValueError(
-                f"fdr builds Gaussian knockoffs, which need numeric features; {names} are "
-                "categorical. One-hot encode them (the knockoffs of 0/1 columns then match "
-                "their first two moments only) or select with alpha."
+                f"{spelled('fdr')} builds Gaussian knockoffs, which need numeric features; "
+                f"{names} are categorical. One-hot encode them (the knockoffs of 0/1 columns "
+                "then match their first two moments only) or select with "
+                f"{spelled('alpha')}."
             )
         varying = np.flatnonzero(~self._constant_mask_)
         if varying.size == 0:
@@ -668,10 +670,11 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             self.alpha is not None or self.n_permutations or self.interactions is not None
         ):
             raise ValueError(
-                "value_function='model' ranks the features a kernel model fitted to y uses; it "
-                "has no permutation tests (alpha, n_permutations) or interaction indices. Use "
-                "value_function='auto' with them (the ANOVA game for tests, the paper's game "
-                "for interactions)."
+                f"{spelled('value_function', self.value_function)} ranks the features a "
+                "kernel model fitted to y uses; it has no permutation tests "
+                f"({spelled('alpha')}, {spelled('n_permutations')}) or interaction indices. "
+                f"Use {spelled('value_function', 'auto')} with them (the ANOVA game for "
+                "tests, the paper's game for interactions)."
             )
         rules = [name for name in ("threshold", "alpha", "fdr") if getattr(self, name) is not None]
         if len(rules) > 1:

@@ -821,3 +821,39 @@ def test_ctrl_c_early_is_a_clean_interruption(tmp_path, delay):
     _, err = process.communicate(timeout=120)
     assert "Traceback" not in err
     assert process.returncode == 130 and "pkex-select: interrupted" in err
+
+
+@pytest.mark.parametrize(
+    "rows, flags, advice",
+    [
+        (60, ["--value-function", "model", "--alpha", "0.05"], ["--value-function", "auto"]),
+        (3, ["--value-function", "anova"], ["--value-function", "baseline"]),
+        (3, [], ["--value-function", "baseline"]),
+    ],
+)
+def test_refusals_advise_flags_that_work(capsys, tmp_path, planted, rows, flags, advice):
+    path = tmp_path / "data.csv"
+    planted.iloc[:rows].to_csv(path, index=False)
+    status, _, err = _rank(capsys, path, "--target", "y", *flags)
+    assert status == 2 and " ".join(advice) in err and "value_function=" not in err
+    # What it advises works: the refused flags with the advice in their place.
+    kept = [f for f in flags if f not in ("--value-function", "model", "anova")]
+    status, _, err = _rank(capsys, path, "--target", "y", *kept, *advice)
+    assert status == 0, err
+
+
+def test_knockoffs_on_a_text_column_advise_alpha_which_works(capsys, tmp_path, planted):
+    path = tmp_path / "text.csv"
+    planted.assign(t=np.where(planted.a > 0, "x", "z")).to_csv(path, index=False)
+    status, _, err = _rank(capsys, path, "--target", "y", "--fdr", "0.2")
+    assert status == 2 and "select with --alpha" in err and "--fdr builds" in err
+    status, _, err = _rank(capsys, path, "--target", "y", "--alpha", "0.05")
+    assert status == 0, err
+
+
+def test_python_keeps_its_own_spelling():
+    from pkex_select import HSICShapleySelector
+
+    X = np.random.default_rng(0).normal(size=(3, 2))
+    with pytest.raises(ValueError, match="Rank so few with value_function='baseline'"):
+        HSICShapleySelector().fit(X, X[:, 0])
