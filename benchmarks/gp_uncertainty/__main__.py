@@ -68,7 +68,7 @@ def cost(args):
                 "mean explanation (s)": f"{mean_seconds:.3f}",
                 "with covariance (s)": f"{both_seconds:.3f}",
                 "ratio": f"{both_seconds / mean_seconds:.2f}",
-                "median std / median |value|": (
+                "median std over median absolute value": (
                     f"{np.median(explanation.std) / np.median(np.abs(explanation.values)):.3f}"
                 ),
             }
