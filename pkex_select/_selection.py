@@ -646,6 +646,11 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         return labels
 
     def _check_selection_parameters(self):
+        if isinstance(self.n_features_to_select, bool):
+            raise ValueError(
+                f"n_features_to_select must be a number of features (1 or more) or a fraction "
+                f"of them in (0, 1], got {self.n_features_to_select!r}."
+            )
         if isinstance(self.n_knockoffs, bool):
             raise ValueError(
                 f"n_knockoffs must be a whole number of knockoff draws (1 or more), got "

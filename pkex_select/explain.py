@@ -373,10 +373,16 @@ class ProductKernelExplainer:
             X,
             accept_sparse=("csr", "csc", "coo"),
             dtype=np.float64,
-            ensure_all_finite=True,
+            ensure_all_finite=False,
             ensure_min_features=1,
             input_name=what,
         )
+        finite = data.data if hasattr(data, "data") and not isinstance(data, np.ndarray) else data
+        if not np.all(np.isfinite(finite)):
+            raise ValueError(
+                f"{what} contains NaN or infinity; a kernel model has no output there. Impute "
+                "or drop those rows before explaining them."
+            )
         if data.shape[1] != self.n_features_in_:
             raise ValueError(
                 f"{what} has {data.shape[1]} features, but the model expects {self.n_features_in_}."
