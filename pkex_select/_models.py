@@ -22,6 +22,8 @@ from sklearn.utils.validation import check_is_fitted
 __all__ = [
     "as_dense",
     "fitted_state",
+    "GaussianPosterior",
+    "gp_posterior",
     "KernelExpansion",
     "KernelTerm",
     "model_output",

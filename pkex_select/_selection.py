@@ -13,7 +13,6 @@ from numbers import Integral, Real
 import joblib
 import numpy as np
 import pandas as pd
-from pandas.api.types import is_numeric_dtype
 from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
@@ -22,7 +21,13 @@ from sklearn.utils.validation import check_is_fitted, check_memory, validate_dat
 
 from . import _pairgame, knockoffs
 from ._bandwidth_alignment import aligned_bandwidths, alignment_rows
-from ._features import JointFactors, non_numeric_message, prepare_features, with_bandwidths
+from ._features import (
+    JointFactors,
+    non_numeric_message,
+    prepare_features,
+    resolve_scales,
+    with_bandwidths,
+)
 from ._interactions import INDICES
 from ._pvalues import CORRECTIONS, permutations_needed, smallest_adjusted_pvalue
 from ._ridge_game import (
@@ -38,7 +43,7 @@ from ._ridge_game import (
 from ._scheduling import progress_printer
 from ._spelling import spelled
 from ._statistics import VALUE_FUNCTIONS
-from ._validation import check_no_missing, dates_as_days, from_arrow
+from ._validation import check_no_missing, dates_as_days, from_arrow, holds_numbers
 from .kernels import BANDWIDTH_RULES
 
 __all__ = [
@@ -61,17 +66,8 @@ def _non_numeric_columns(X):
     is an array, whose single dtype says nothing per column)."""
     if not hasattr(X, "columns"):
         return None
-    mask = np.array([not _is_numeric(dtype) for dtype in X.dtypes], dtype=bool)
+    mask = np.array([not holds_numbers(dtype) for dtype in X.dtypes], dtype=bool)
     return mask if mask.any() else None
-
-
-def _is_numeric(dtype):
-    """Whether a column dtype of pandas or polars holds numbers (booleans count, as in
-    pandas, so that a frame's columns get the same kernels in both)."""
-    is_numeric = getattr(dtype, "is_numeric", None)  # polars dtypes know it themselves
-    if callable(is_numeric):
-        return bool(is_numeric()) or str(dtype) == "Boolean"
-    return is_numeric_dtype(dtype)
 
 
 # estimator="auto" attributes the exact (biased) estimate up to this many multiply-adds of
@@ -175,10 +171,11 @@ def resolve_selection_scales(scales, value_function, resolved):
     if resolved in MODEL_GAMES:
         if isinstance(scales, str):
             return (1.0,)
-        if np.size(scales) != 1:
+        scales = resolve_scales(scales, 1)  # checks the values first
+        if len(scales) != 1:
             raise ValueError(
                 f"value_function={resolved!r} fits one kernel ridge, at one bandwidth per "
-                f"feature; scales={scales!r} asks for {np.size(scales)}. Give one scale (it "
+                f"feature; scales={list(scales)!r} asks for {len(scales)}. Give one scale (it "
                 "multiplies the aligned bandwidths), for example scales=[2], or leave "
                 "scales='auto'."
             )

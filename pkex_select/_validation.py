@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
+    "holds_numbers",
     "categorical_dtypes",
     "check_no_missing",
     "dates_as_days",
@@ -233,3 +234,12 @@ def standardise(columns):
     scaled /= np.where(constant | (std == 0), 1.0, std)
     scaled[:, constant] = 0.0
     return scaled, constant
+
+
+def holds_numbers(dtype):
+    """Whether a column dtype of pandas or polars holds numbers (booleans count, as in
+    pandas, so that a frame's columns get the same kernels in both)."""
+    is_numeric = getattr(dtype, "is_numeric", None)  # polars dtypes know it themselves
+    if callable(is_numeric):
+        return bool(is_numeric()) or str(dtype) == "Boolean"
+    return pd.api.types.is_numeric_dtype(dtype)

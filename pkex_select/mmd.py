@@ -9,9 +9,9 @@ from sklearn.utils._param_validation import StrOptions, validate_params
 from . import _pairgame
 from ._gram import check_feature_grams
 from ._ridge_game import ridge_targets
-from ._selection import ShapleySelectorBase, _is_numeric
+from ._selection import ShapleySelectorBase
 from ._statistics import MMD, PARAMETER_CONSTRAINTS
-from ._validation import from_arrow
+from ._validation import from_arrow, holds_numbers
 
 __all__ = ["MMDShapleyAttributor", "attribute_shift", "mmd_shapley_values"]
 
@@ -467,7 +467,7 @@ def attribute_shift(X_p: ArrayLike, X_q: ArrayLike, **params) -> MMDShapleyAttri
         mixed = [
             str(name)
             for name, dtype_p, dtype_q in zip(columns_p, list(X_p.dtypes), list(X_q.dtypes))
-            if _is_numeric(dtype_p) != _is_numeric(dtype_q)
+            if holds_numbers(dtype_p) != holds_numbers(dtype_q)
         ]
         if mixed:
             raise ValueError(
