@@ -410,7 +410,7 @@ def intervals(explanation, row=0, *, output=0, level=0.95, max_display=12, ax=No
     Parameters
     ----------
     explanation : Explanation
-        With ``covariance`` (see :meth:`ProductKernelExplainer.explain`).
+        With ``covariance`` (see :meth:`pkex_select.ProductKernelExplainer.explain`).
     row : int, default=0
     output : int or str, default=0
     level : float, default=0.95
