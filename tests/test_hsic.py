@@ -375,3 +375,22 @@ def test_a_constant_output_column_does_not_decide_the_target_kernel(constant):
         alone = HSICShapleySelector(1, value_function="anova", scales=[1]).fit(X, outputs)
         assert fitted.target_kernel_ == kernel
         np.testing.assert_allclose(fitted.shapley_values_, alone.shapley_values_, rtol=1e-12)
+
+
+def test_the_fit_runs_blas_on_one_thread(monkeypatch):
+    """Its BLAS calls are small: threads would only oversubscribe them."""
+    from threadpoolctl import threadpool_info
+
+    from pkex_select import _selection
+
+    seen = []
+    original = _selection.ShapleySelectorBase._fit
+
+    def recording(self, X, y):
+        seen.extend(p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas")
+        return original(self, X, y)
+
+    monkeypatch.setattr(_selection.ShapleySelectorBase, "_fit", recording)
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    HSICShapleySelector(2).fit(X, X[:, 0])
+    assert seen and set(seen) == {1}
