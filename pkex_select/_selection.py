@@ -203,6 +203,25 @@ def _column_names(estimator, mask):
     return ", ".join(map(str, columns))
 
 
+def threshold_value(threshold, values):
+    """The number a ``threshold`` stands for, as in scikit-learn's SelectFromModel: a
+    number as it is, "mean" or "median" of ``values``, or a multiple such as "1.5*mean"."""
+    if not isinstance(threshold, str):
+        return threshold
+    scale, _, statistic = threshold.strip().rpartition("*")
+    statistics = {"mean": np.mean, "median": np.median}
+    try:
+        factor = float(scale) if scale else 1.0
+    except ValueError:
+        factor = None
+    if factor is None or statistic.strip() not in statistics or not np.isfinite(factor):
+        raise ValueError(
+            f"threshold must be a number, 'mean', 'median' or a multiple such as "
+            f"'1.5*mean'; got {threshold!r}."
+        )
+    return factor * statistics[statistic.strip()](values) if len(values) else np.inf
+
+
 def _positive_shares(values):
     """Each value's share of the positive values' sum (0 for the others)."""
     positive = np.maximum(values, 0.0)
@@ -226,7 +245,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             Interval(Integral, 1, None, closed="left"),
             Interval(Real, 0, 1, closed="right"),
         ],
-        "threshold": [Interval(Real, None, None, closed="both"), None],
+        "threshold": [Interval(Real, None, None, closed="both"), str, None],
         "kernel": [StrOptions({"rbf", "laplacian", "cauchy"})],
         "bandwidth": [
             StrOptions({"auto", "alignment", *BANDWIDTH_RULES}),
@@ -651,6 +670,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         return labels
 
     def _check_selection_parameters(self):
+        threshold_value(self.threshold, np.zeros(0))  # a malformed string fails at fit
         if isinstance(self.n_features_to_select, bool):
             raise ValueError(
                 f"n_features_to_select must be a number of features (1 or more) or a fraction "
@@ -839,7 +859,8 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         if self.alpha is not None:
             return (self.adjusted_pvalues_ <= self.alpha) & ~self._constant_mask_
         if self.threshold is not None:
-            return (self.shapley_values_ >= self.threshold) & ~self._constant_mask_
+            threshold = threshold_value(self.threshold, self.shapley_values_[~self._constant_mask_])
+            return (self.shapley_values_ >= threshold) & ~self._constant_mask_
         ranked = (self.ranking_ <= self._n_selected()) & ~self._constant_mask_
         return ranked & (self.shapley_values_ > 0) if self._positive_only else ranked
 

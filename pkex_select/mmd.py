@@ -161,8 +161,10 @@ class MMDShapleyAttributor(ShapleySelectorBase):
     ----------
     n_features_to_select : int or float, default=0.2
         Number of features to keep, or a fraction of them (rounded up).
-    threshold : float, default=None
-        When given, keep every feature whose value is at least ``threshold`` instead.
+    threshold : float or str, default=None
+        When given, keep every feature whose value is at least ``threshold`` instead:
+        a number, or as in scikit-learn's SelectFromModel "mean", "median" or a multiple
+        such as "1.5*mean" of the values of the features that vary.
     estimator : {"auto", "biased", "unbiased", "block"}, default="auto"
         MMD^2 as a V-statistic (biased, never negative), a U-statistic (unbiased), or the
         incomplete U-statistic over pairs within random blocks of ``block_size`` samples

@@ -394,3 +394,17 @@ def test_the_fit_runs_blas_on_one_thread(monkeypatch):
     X = np.random.default_rng(0).normal(size=(40, 3))
     HSICShapleySelector(2).fit(X, X[:, 0])
     assert seen and set(seen) == {1}
+
+
+@pytest.mark.parametrize("threshold", ["mean", "median", "1.5*mean", " 0.5 * median "])
+def test_threshold_strings_follow_select_from_model(threshold):
+    from sklearn.feature_selection._from_model import _calculate_threshold
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(120, 6))
+    X[:, 5] = 1.0  # constant: never selected, and left out of the mean
+    y = X[:, 0] + 0.5 * X[:, 1] + 0.1 * rng.normal(size=120)
+    fitted = HSICShapleySelector(threshold=threshold).fit(X, y)
+    values = fitted.shapley_values_[:5]
+    expected = values >= _calculate_threshold(None, values, threshold.replace(" ", ""))
+    np.testing.assert_array_equal(fitted.get_support(), np.r_[expected, False])
