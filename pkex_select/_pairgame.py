@@ -15,7 +15,6 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._engine import contributions, weighted_contributions
 from ._features import CentredFactors, GramFactors, resolve_scales
@@ -23,6 +22,7 @@ from ._interactions import INDICES, assemble, chunk_interactions
 from ._pvalues import CORRECTIONS, PermutationTests, permutation_tests
 from ._quadrature import DEFAULT_TOL
 from ._scheduling import progress_printer, run_tasks
+from ._sklearn_compat import Interval, StrOptions
 from ._statistics import VALUE_FUNCTIONS, PairWeights
 
 # How many times TASK_BYTES the weights of one chunk may take (32 MiB).

@@ -15,8 +15,6 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils._set_output import _get_output_config
 from sklearn.utils.validation import check_is_fitted, check_memory, validate_data
 from threadpoolctl import threadpool_limits
 
@@ -42,6 +40,7 @@ from ._ridge_game import (
     ridge_fit,
 )
 from ._scheduling import progress_printer
+from ._sklearn_compat import HasMethods, Interval, StrOptions, get_output_config
 from ._spelling import spelled
 from ._statistics import VALUE_FUNCTIONS
 from ._validation import check_no_missing, dates_as_days, from_arrow, holds_numbers
@@ -827,7 +826,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         X_selected : array-like of shape (n_samples, n_selected_features)
         """
         X = from_arrow(X)
-        output = _get_output_config("transform", self)["dense"]
+        output = get_output_config("transform", self)["dense"]
         if output == "polars" and type(X).__module__.split(".")[0] == "polars":
             # The columns as they are: through NumPy a text column would make every column
             # an object one.

@@ -14,12 +14,12 @@ from numbers import Integral
 from typing import NamedTuple
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
 
 from ._gram import TargetGram
 from ._integrals import NUMBA, compile_kernel
 from ._plan import AllPairs, SampleBlocks
 from ._scheduling import row_slices
+from ._sklearn_compat import Interval
 from ._validation import datetimes_as_days, encode_labels, is_class_labels, standardise
 from .kernels import bandwidths, gamma_from_bandwidth
 

@@ -6,12 +6,12 @@ from numbers import Real
 
 import numpy as np
 from numpy.typing import ArrayLike
-from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
 from . import _pairgame
 from ._gram import TargetGram, check_gram_matrices
 from ._ridge_game import ridge_targets
 from ._selection import ShapleySelectorBase
+from ._sklearn_compat import Interval, StrOptions, validate_params
 from ._statistics import HSIC, PARAMETER_CONSTRAINTS
 from ._validation import categorical_dtypes
 from .kernels import BANDWIDTH_RULES

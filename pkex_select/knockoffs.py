@@ -43,7 +43,8 @@ from sklearn.covariance import ledoit_wolf
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LassoCV, MultiTaskLassoCV
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions, validate_params
+
+from ._sklearn_compat import Interval, StrOptions, validate_params
 
 __all__ = [
     "derandomised_selection",

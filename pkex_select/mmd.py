@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from sklearn.utils._param_validation import StrOptions, validate_params
 
 from . import _pairgame
 from ._gram import check_feature_grams
 from ._ridge_game import ridge_targets
 from ._selection import ShapleySelectorBase
+from ._sklearn_compat import StrOptions, validate_params
 from ._statistics import MMD, PARAMETER_CONSTRAINTS
 from ._validation import from_arrow, holds_numbers
 

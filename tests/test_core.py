@@ -506,3 +506,20 @@ def test_permuted_weights_gathered_from_the_observed_matrix_are_the_kernel_weigh
     )
     np.testing.assert_array_equal(gathered.pvalues_, evaluated.pvalues_)
     assert gathered.pvalue_ == evaluated.pvalue_
+
+
+def test_scikit_learns_private_names_are_imported_in_one_module():
+    import ast
+    from pathlib import Path
+
+    import pkex_select
+
+    package = Path(pkex_select.__file__).resolve().parent
+    importers = set()
+    for path in package.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("sklearn"):
+                private = any(part.startswith("_") for part in node.module.split("."))
+                if private or any(alias.name.startswith("_") for alias in node.names):
+                    importers.add(path.name)
+    assert importers == {"_sklearn_compat.py"}
