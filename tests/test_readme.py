@@ -3,6 +3,7 @@
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -22,3 +23,52 @@ def test_block_runs_as_pasted(block, tmp_path, monkeypatch):
         pytest.importorskip("shap")
     monkeypatch.chdir(tmp_path)  # memory="cache" writes its folder here
     exec(compile(block, str(README), "exec"), {"__name__": "__readme__"})
+
+
+def _claims(block):
+    """Each ``print(expression)  # claim`` line of a block."""
+    return re.findall(r"^print\((.+)\)  # (.+)$", block, flags=re.MULTILINE)
+
+
+def _check(claim, value, namespace):
+    """Whether a comment's claim about a printed value holds; None if it makes no checkable
+    claim (a description)."""
+    literal = re.match(r"(\[[^\]]*\])", claim)
+    if literal:
+        return str(np.asarray(value)) == literal.group(1)
+    all_but = re.match(r"all but '([^']+)'", claim)
+    if all_but:
+        columns = set(namespace["X"].columns)
+        return set(value) == columns - {all_but.group(1)}
+    equals = re.match(r"== (.+)$", claim)
+    if equals:
+        return bool(np.allclose(value, eval(equals.group(1), namespace)))
+    return None
+
+
+@pytest.mark.parametrize("block", BLOCKS, ids=["select", "drift", "explain"])
+def test_what_the_comments_say_is_printed(block, tmp_path, monkeypatch):
+    if "plotting." in block:
+        matplotlib = pytest.importorskip("matplotlib")
+        matplotlib.use("Agg")
+    if "to_shap" in block:
+        pytest.importorskip("shap")
+    monkeypatch.chdir(tmp_path)
+    namespace = {"__name__": "__readme__"}
+    exec(compile(block, str(README), "exec"), namespace)
+    checked = 0
+    for expression, claim in _claims(block):
+        verdict = _check(claim, eval(expression, namespace), namespace)
+        assert verdict is not False, f"README: print({expression})  # {claim}"
+        checked += verdict is not None
+    assert checked >= 1  # every block prints at least one thing it states
+
+
+def test_a_wrong_comment_is_caught():
+    import pandas as pd
+
+    namespace = {"X": pd.DataFrame(columns=["a", "b"])}
+    assert _check("['a' 'b']: both", np.array(["a", "b"]), namespace)
+    assert not _check("['a']: one", np.array(["a", "b"]), namespace)
+    assert not _check("all but 'a'", ["a", "b"], namespace)
+    assert _check("== 1 + 1", 2.0, namespace) and not _check("== 3", 2.0, namespace)
