@@ -88,3 +88,29 @@ def test_design_notes_are_in_the_build_and_name_modules_that_exist():
     layered = set(re.findall(r"^      (_?\w+) ", design, flags=re.MULTILINE))
     modules = {path.stem for path in package.glob("*.py")} - {"__init__"}
     assert layered == modules, (sorted(layered - modules), sorted(modules - layered))
+
+
+def test_every_figure_the_readme_quotes_is_in_its_results():
+    """Each number of the headline table's "measured" cell appears, to the digits it is
+    quoted with, in the results files of the benchmark its row names."""
+    root = DOCS.parent
+    if not (root / "benchmarks").is_dir():
+        return  # an sdist without the benchmarks
+    readme = (root / "README.md").read_text()
+    rows = re.findall(
+        r"^\| .+? \| (.+?) \| `python -m (benchmarks[\w.]*)(?: [^`]*)?` \|$",
+        readme,
+        flags=re.MULTILINE,
+    )
+    assert len(rows) >= 8
+    stale = []
+    for measured, module in rows:
+        results = root / Path(*module.split(".")[:2]) / "results"
+        text = " ".join(p.read_text() for p in results.rglob("*") if p.suffix in (".md", ".csv"))
+        found = [float(n) for n in re.findall(r"\d+(?:\.\d+)?", text)]
+        for quoted in re.findall(r"(?<![\w.^])\d+(?:\.\d+)?(?![\w.])", measured.replace(",", "")):
+            decimals = len(quoted.partition(".")[2])
+            half_unit = 0.5 * 10.0**-decimals + 1e-9
+            if not any(abs(value - float(quoted)) <= half_unit for value in found):
+                stale.append(f"{module}: {quoted}")
+    assert stale == [], stale
