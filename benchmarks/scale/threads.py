@@ -1,0 +1,105 @@
+"""The default fit with and without thread limits, as a user runs it.
+
+    python -m benchmarks.scale.threads [--sizes 500 3000 100000] [--repeats 3] [--out DIR]
+
+Every other benchmark pins one thread; a user does not. friedman1 with 20 features, the
+default fit (``HSICShapleySelector(n_features_to_select=5)``) at each size, in a fresh
+process per setting: *pinned* (``OMP_NUM_THREADS=1`` and threadpoolctl's limit of one BLAS
+thread, set before the package loads) and *free* (nothing set: NumPy's BLAS may start a
+thread per core). Medians of ``--repeats`` fits after a warm-up fit; wall and CPU time. The
+ratio free / pinned of the wall time is what a user pays for the threads, and since the fit
+runs its BLAS calls on one thread it should stay near 1. The same for ``alpha=0.05`` (999
+permutations) at n = 2000 with ``n_jobs=1`` and ``n_jobs=2``: the second core helps through
+joblib, not through BLAS.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks._measure import records_table, write_results
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def worker(setting, rows, repeats, options):
+    """One setting in this process: the median wall and CPU seconds of the fits."""
+    if setting == "pinned":
+        os.environ["OMP_NUM_THREADS"] = "1"
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(1)
+    from sklearn.datasets import make_friedman1
+
+    from pkex_select import HSICShapleySelector
+
+    X, y = make_friedman1(rows, 20, noise=1.0, random_state=0)
+    HSICShapleySelector(**options).fit(X[:300], y[:300])  # compile the kernels
+    walls, cpus = [], []
+    for seed in range(repeats):
+        wall, cpu = time.perf_counter(), time.process_time()
+        HSICShapleySelector(random_state=seed, **options).fit(X, y)
+        walls.append(time.perf_counter() - wall)
+        cpus.append(time.process_time() - cpu)
+    print(json.dumps({"wall": float(np.median(walls)), "cpu": float(np.median(cpus))}))
+
+
+def run(setting, rows, repeats, options):
+    command = [sys.executable, "-m", "benchmarks.scale.threads", "--worker", setting]
+    command += [str(rows), str(repeats), json.dumps(options)]
+    environment = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    completed = subprocess.run(command, capture_output=True, text=True, env=environment)
+    if completed.returncode != 0:
+        raise RuntimeError(completed.stderr)
+    return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[500, 3000, 100_000])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--worker", nargs=4, metavar=("SETTING", "ROWS", "REPEATS", "OPTIONS"))
+    args = parser.parse_args(argv)
+    if args.worker:
+        setting, rows, repeats, options = args.worker
+        return worker(setting, int(rows), int(repeats), json.loads(options))
+    cases = [(f"default, n = {n}", n, {"n_features_to_select": 5}) for n in args.sizes]
+    cases += [
+        (f"alpha=0.05, n = 2000, n_jobs={jobs}", 2000, {"alpha": 0.05, "n_jobs": jobs})
+        for jobs in (1, 2)
+    ]
+    rows = []
+    for name, n, options in cases:
+        pinned = run("pinned", n, args.repeats, options)
+        free = run("free", n, args.repeats, options)
+        rows.append(
+            {
+                "fit": name,
+                "pinned wall (s)": f"{pinned['wall']:.2f}",
+                "pinned CPU (s)": f"{pinned['cpu']:.2f}",
+                "free wall (s)": f"{free['wall']:.2f}",
+                "free CPU (s)": f"{free['cpu']:.2f}",
+                "free / pinned wall": f"{free['wall'] / pinned['wall']:.2f}",
+            }
+        )
+        print(rows[-1], flush=True)
+    write_results(
+        args.out,
+        "threads",
+        rows,
+        "The default fit with and without thread limits",
+        f"friedman1, 20 features; medians of {args.repeats} fits in a fresh process per "
+        "setting; this project's 2-core machine. `python -m benchmarks.scale.threads`.",
+        records_table(rows),
+    )
+
+
+if __name__ == "__main__":
+    main()
