@@ -114,3 +114,18 @@ def test_every_figure_the_readme_quotes_is_in_its_results():
             if not any(abs(value - float(quoted)) <= half_unit for value in found):
                 stale.append(f"{module}: {quoted}")
     assert stale == [], stale
+
+
+def test_the_docs_name_the_default_game_for_k():
+    """The guide pages and the CLI's help say what value_function="auto" ranks k features by."""
+    from pkex_select import HSICShapleySelector
+    from pkex_select.__main__ import _parser
+
+    assert HSICShapleySelector._ranked_game == "model"
+    cli = (DOCS / "user_guide" / "cli.rst").read_text()
+    assert re.search(r"``--k K``: .*?values of the model\s+game", cli, flags=re.DOTALL)
+    reading = (DOCS / "user_guide" / "reading_values.rst").read_text()
+    assert '``"model"`` (the default\'s game for choosing k features)' in reading
+    assert "the default's game for choosing k features" not in reading.split('``"model+anova"``')[1]
+    help_text = " ".join(_parser().format_help().split())
+    assert "the model game with --k" in help_text
