@@ -19,7 +19,7 @@ from sklearn.utils import check_random_state
 from ._engine import contributions, weighted_contributions
 from ._features import CentredFactors, GramFactors, resolve_scales
 from ._interactions import INDICES, assemble, chunk_interactions
-from ._pvalues import CORRECTIONS, PermutationTests, permutation_tests
+from ._pvalues import CORRECTIONS, PermutationTests, permutation_tests, settled
 from ._quadrature import DEFAULT_TOL
 from ._scheduling import progress_printer, run_tasks
 from ._sklearn_compat import Interval, StrOptions
@@ -37,6 +37,7 @@ __all__ = [
     "gram_scales",
     "joint_kernel_std",
     "RemovedFactors",
+    "SEQUENTIAL_FIRST_STAGE",
     "solve",
 ]
 
@@ -315,6 +316,13 @@ def joint_kernel_std(moments):
     return np.sqrt(np.maximum(squares / count - mean**2, 0.0))
 
 
+# With alpha and the maxT correction, the permutations a first stage runs before checking
+# whether every decision at alpha is settled (_pvalues.settled): 199 give p-values down to
+# 0.005, and settle the features far from alpha on either side with a resampling risk of
+# at most 0.001 in all.
+SEQUENTIAL_FIRST_STAGE = 199
+
+
 def attribute(
     statistic,
     factors,
@@ -329,6 +337,7 @@ def attribute(
     value_function="baseline",
     anova_weight="auto",
     interactions=None,
+    alpha=None,
 ):
     """Shapley values of ``statistic`` for the observed target, and their permutation tests.
 
@@ -362,6 +371,13 @@ def attribute(
     correction : {"maxT", "holm", "fdr_bh"}, default="maxT"
     random_state, n_jobs, progress, value_function, anova_weight, interactions
         As in the estimators.
+    alpha : float, default=None
+        The level the tests' decisions are taken at. With the maxT correction the
+        permutations then run in two stages: the first :data:`SEQUENTIAL_FIRST_STAGE`, and
+        the rest only where some decision at ``alpha`` is not settled by them
+        (:func:`~pkex_select._pvalues.settled`). Where all are, the tests are those of the
+        first stage's permutations, an exact permutation test of coarser resolution; else
+        those of all ``n_permutations``, as without ``alpha``.
 
     Returns
     -------
@@ -392,20 +408,50 @@ def attribute(
         removed = RemovedFactors.measure(
             plan, factors, statistic.cells(target, permutations, plan), n_jobs
         )
-    values, statistics, moments, pair_values = solve(
-        plan,
-        factors,
-        statistic.weights(target, permutations, plan),
-        removed=removed,
-        interaction_index=interactions,
-        n_jobs=n_jobs,
-        progress=progress,
-    )
-    if len(values) == 1:
-        scale_weights = np.ones(1)
-    else:
-        std = joint_kernel_std(moments)
-        scale_weights = np.divide(1.0, std, out=np.zeros_like(std), where=std > 0)
+    sequential = alpha is not None and correction == "maxT" and removed is None
+    stages = [n_permutations]
+    if sequential and n_permutations > 2 * SEQUENTIAL_FIRST_STAGE:
+        stages = [SEQUENTIAL_FIRST_STAGE, n_permutations]
+    done, parts = 0, []
+    for last in stages:
+        # The observed labels (row 0) and this stage's permutations.
+        rows = np.r_[0, np.arange(done + 1, last + 1)]
+        stage_values, stage_statistics, stage_moments, stage_pairs = solve(
+            plan,
+            factors,
+            statistic.weights(target, permutations[rows], plan),
+            removed=removed,
+            interaction_index=interactions,
+            n_jobs=n_jobs,
+            progress=progress,
+        )
+        if not parts:
+            moments, pair_values = stage_moments, stage_pairs
+            if len(stage_values) == 1:
+                scale_weights = np.ones(1)
+            else:
+                std = joint_kernel_std(moments)
+                scale_weights = np.divide(1.0, std, out=np.zeros_like(std), where=std > 0)
+        else:  # the observed row once
+            stage_values, stage_statistics = stage_values[:, 1:], stage_statistics[:, 1:]
+        parts.append((stage_values, stage_statistics))
+        done = last
+        if last < n_permutations:
+            values = np.concatenate([v for v, _ in parts], axis=1)
+            statistics = np.concatenate([s for _, s in parts], axis=1)
+            early = permutation_tests(
+                values * scale_weights[:, None, None],
+                (statistics * scale_weights[:, None]).T,
+                tuple(scales),
+                correction,
+                ~factors.constant,
+            )
+            family = ~factors.constant
+            decisions = np.r_[early.adjusted_pvalues[family], early.pvalue]
+            if settled(decisions, last, alpha).all():
+                break
+    values = np.concatenate([v for v, _ in parts], axis=1)
+    statistics = np.concatenate([s for _, s in parts], axis=1)
     interaction_matrix = None
     if interactions is not None:
         pairwise = np.tensordot(scale_weights, pair_values[0], axes=1)

@@ -23,6 +23,8 @@ __all__ = [
     "permutations_needed",
     "smallest_adjusted_pvalue",
     "PermutationTests",
+    "RESAMPLING_RISK",
+    "settled",
     "studentise",
     "weighted_min_pvalue",
 ]
@@ -295,3 +297,41 @@ def weighted_min_pvalue(statistics, shares):
         rank_pvalues[:, k] = at_least / n_perm
     smallest = (rank_pvalues / shares).min(axis=1)
     return float((1.0 + np.sum(smallest[1:] <= smallest[0])) / n_perm)
+
+
+# The chance, over all of a fit's decisions together, that a decision settled early differs
+# from the one the p-value of infinitely many permutations would take (resampling risk).
+RESAMPLING_RISK = 1e-3
+
+
+def settled(pvalues, n_permutations, alpha, risk=RESAMPLING_RISK):
+    """Whether each decision ``p <= alpha`` is settled after ``n_permutations``.
+
+    A permutation p-value ``(1 + c) / (1 + B)`` counts c permutations at least as extreme
+    as the observed labels; c is binomial with the p-value of infinitely many permutations,
+    p*. The decision is settled where the count is implausible on the other side of alpha:
+    ``P(Binomial(B, alpha) <= c) <= r`` (so p* < alpha: reject) or ``P(Binomial(B, alpha)
+    >= c) <= r`` (so p* > alpha: keep), with r the risk shared equally by the decisions.
+    Then each decision differs from that of p* with probability at most r, and all of them
+    together with probability at most ``risk`` (Gandy, JASA 104, 2009, with one look).
+
+    Parameters
+    ----------
+    pvalues : ndarray
+        Permutation p-values from ``n_permutations`` permutations.
+    n_permutations : int
+    alpha : float
+    risk : float, default=RESAMPLING_RISK
+
+    Returns
+    -------
+    ndarray of bool
+    """
+    from scipy.stats import binom
+
+    pvalues = np.asarray(pvalues, dtype=np.float64)
+    counts = np.rint(pvalues * (n_permutations + 1)) - 1
+    share = risk / max(pvalues.size, 1)
+    reject = binom.cdf(counts, n_permutations, alpha) <= share
+    keep = binom.sf(counts - 1, n_permutations, alpha) <= share
+    return reject | keep

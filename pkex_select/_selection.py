@@ -380,6 +380,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             value_function="baseline" if model_game else self.value_function_,
             anova_weight=self.anova_weight,
             interactions=self.interactions,
+            alpha=self.alpha,
         )
         if model_game:
             values = self._model_values(features, target, memory)
@@ -409,7 +410,10 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             self.interaction_values_ = attribution.interaction_values
         self.scales_ = features.scales
         self.ranking_ = _ranking(attribution.values, features.constant)
-        self.n_permutations_ = n_permutations
+        # With alpha, the permutations may stop after a first stage (_pairgame.attribute).
+        self.n_permutations_ = (
+            n_permutations if attribution.tests is None else len(attribution.tests.statistics) - 1
+        )
         if attribution.tests is not None:
             self.pvalues_ = attribution.tests.pvalues
             self.adjusted_pvalues_ = attribution.tests.adjusted_pvalues

@@ -297,7 +297,10 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         1 for the largest value, 2 for the next, ... Constant features carry no information:
         they rank last and are never selected, whatever ``threshold`` is.
     n_permutations_ : int
-        The permutations used (``n_permutations``, or what None resolved to).
+        The permutations run: ``n_permutations`` (or what None resolved to), or with
+        ``alpha`` and the maxT correction 199 where every decision at ``alpha`` was settled
+        by them (resampling risk at most 0.001 in all); the p-values then have a
+        resolution of 1 / 200.
     pvalue_ : float
         Permutation p-value of the two-sample test (only with ``n_permutations > 0``): the
         MMD^2 at every scale and the largest per-feature statistic, combined by weighted

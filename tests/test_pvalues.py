@@ -102,7 +102,9 @@ def test_alpha_alone_gets_permutations_that_can_reject():
     X = rng.normal(size=(120, 20))
     y = X[:, 3] + 0.3 * rng.normal(size=120)
     default = HSICShapleySelector(alpha=0.05, random_state=0).fit(X, y)
-    assert default.n_permutations_ == 999 and default.null_distribution_.shape[0] == 999
+    # 999 at most: the maxT decisions stop after 199 where all are settled.
+    assert default.n_permutations_ in (199, 999)
+    assert default.null_distribution_.shape[0] == default.n_permutations_
     assert 3 in default.get_support(indices=True)
     # Holm over 20 features needs 20 / (1 + B) <= alpha / 2: B = 799.
     holm = HSICShapleySelector(alpha=0.05, correction="holm", random_state=0).fit(X, y)
@@ -203,3 +205,47 @@ def test_selector_tests_each_feature_at_its_best_scale():
         np.tensordot(weights, scale_values, axes=1)[0], both.shapley_values_, rtol=1e-10
     )
     np.testing.assert_allclose(both.pvalues_, permutation_pvalues(feature_statistics(scale_values)))
+
+
+def test_settled_decisions_are_far_from_alpha_on_either_side():
+    from pkex_select._pvalues import settled
+
+    # 199 permutations: p = (1 + c) / 200.
+    p = (1 + np.array([0, 1, 5, 10, 20, 40, 150])) / 200
+    decided = settled(p, 199, 0.05, risk=1e-3)
+    np.testing.assert_array_equal(decided, [True, False, False, False, False, True, True])
+    # A smaller risk settles fewer; the count of decisions shares the risk.
+    assert settled(p, 199, 0.05, risk=1e-6).sum() < decided.sum()
+    assert settled(np.repeat(p[0], 10**4), 199, 0.05, risk=1e-3).sum() == 0
+
+
+def _friedman(n=600, seed=0):
+    from sklearn.datasets import make_friedman1
+
+    return make_friedman1(n, 10, noise=1.0, random_state=seed)
+
+
+def test_alpha_stops_after_the_first_stage_when_every_decision_is_settled():
+    from pkex_select import HSICShapleySelector
+
+    X, y = _friedman()
+    fitted = HSICShapleySelector(alpha=0.05, random_state=0).fit(X, y)
+    assert fitted.n_permutations_ == 199
+    everything = HSICShapleySelector(n_permutations=999, random_state=0).fit(X, y)
+    assert everything.n_permutations_ == 999  # without alpha every permutation runs
+    np.testing.assert_array_equal(fitted.get_support(), everything.adjusted_pvalues_ <= 0.05)
+    np.testing.assert_allclose(fitted.shapley_values_, everything.shapley_values_, rtol=1e-12)
+
+
+def test_unsettled_decisions_run_every_permutation_and_match_one_stage(monkeypatch):
+    from pkex_select import HSICShapleySelector, _pairgame
+
+    X, y = _friedman(300, 1)
+    monkeypatch.setattr(_pairgame, "settled", lambda p, b, alpha: np.zeros(len(p), bool))
+    staged = HSICShapleySelector(alpha=0.05, random_state=0).fit(X, y)
+    monkeypatch.setattr(_pairgame, "SEQUENTIAL_FIRST_STAGE", 10**9)
+    whole = HSICShapleySelector(alpha=0.05, random_state=0).fit(X, y)
+    assert staged.n_permutations_ == whole.n_permutations_ == 999
+    np.testing.assert_allclose(staged.adjusted_pvalues_, whole.adjusted_pvalues_, rtol=1e-12)
+    np.testing.assert_allclose(staged.pvalue_, whole.pvalue_, rtol=1e-12)
+    np.testing.assert_allclose(staged.shapley_values_, whole.shapley_values_, rtol=1e-12)
