@@ -22,6 +22,7 @@ from joblib import Parallel, delayed
 from benchmarks._measure import one_thread, records_table, write_results
 
 RESULTS = Path(__file__).parent / "results"
+FIRST_STAGE = 199  # pkex_select._pairgame.SEQUENTIAL_FIRST_STAGE
 
 
 def one(scenario, rows, repetition, sequential):
@@ -30,8 +31,8 @@ def one(scenario, rows, repetition, sequential):
 
     from pkex_select import HSICShapleySelector, _pairgame
 
-    if not sequential:
-        _pairgame.SEQUENTIAL_FIRST_STAGE = 10**9  # every permutation
+    # Set on every call: the workers of joblib run many jobs each.
+    _pairgame.SEQUENTIAL_FIRST_STAGE = FIRST_STAGE if sequential else 10**9
     X, y = make_friedman1(rows, 20, noise=1.0, random_state=repetition)
     if scenario == "global null":
         y = np.random.default_rng(repetition).permutation(y)
