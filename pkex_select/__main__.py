@@ -881,9 +881,28 @@ def main(argv=None):
         sys.stderr = stderr
 
 
+def _import_the_library():
+    """Import NumPy, pandas, scikit-learn and the estimators with Ctrl-C held back until
+    they are loaded: NumPy turns an interrupt inside its compiled modules into an ImportError
+    (and a traceback). A Ctrl-C pressed meanwhile then ends the command as usual."""
+    import signal
+
+    block = getattr(signal, "pthread_sigmask", None)  # POSIX only
+    if block is not None:
+        block(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        import pandas  # noqa: F401  (NumPy with it)
+
+        from . import HSICShapleySelector  # noqa: F401  (scikit-learn and numba with it)
+    finally:
+        if block is not None:
+            block(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def _main(argv):
     try:
         args = _parse(argv)
+        _import_the_library()
         plot_path = _plot_path(args.plot) if args.plot else None
         if args.command == "rank":
             X, y = _load_csv(
