@@ -34,10 +34,11 @@ def measure(func, *, min_seconds=1.0, max_repeats=5):
     return min(timings), peak_mib, result
 
 
-def run_worker(module, *args, timeout=3600):
-    """Run ``python -m module --worker args...`` and parse the JSON line it prints."""
+def run_worker(module, *args, timeout=3600, env=None):
+    """Run ``python -m module --worker args...`` (in the environment ``env``, else this
+    process's) and parse the JSON line it prints."""
     command = [sys.executable, "-m", module, "--worker", *map(str, args)]
-    completed = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    completed = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
     if completed.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed:\n{completed.stderr}")
     return json.loads(completed.stdout.strip().splitlines()[-1])

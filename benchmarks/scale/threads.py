@@ -16,14 +16,12 @@ joblib, not through BLAS.
 import argparse
 import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from benchmarks._measure import records_table, write_results
+from benchmarks._measure import records_table, run_worker, write_results
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -51,13 +49,11 @@ def worker(setting, rows, repeats, options):
 
 
 def run(setting, rows, repeats, options):
-    command = [sys.executable, "-m", "benchmarks.scale.threads", "--worker", setting]
-    command += [str(rows), str(repeats), json.dumps(options)]
+    """One setting in a fresh process, without this one's OMP_NUM_THREADS."""
     environment = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
-    completed = subprocess.run(command, capture_output=True, text=True, env=environment)
-    if completed.returncode != 0:
-        raise RuntimeError(completed.stderr)
-    return json.loads(completed.stdout.strip().splitlines()[-1])
+    return run_worker(
+        "benchmarks.scale.threads", setting, rows, repeats, json.dumps(options), env=environment
+    )
 
 
 def main(argv=None):
