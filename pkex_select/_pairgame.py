@@ -436,19 +436,16 @@ def attribute(
             stage_values, stage_statistics = stage_values[:, 1:], stage_statistics[:, 1:]
         parts.append((stage_values, stage_statistics))
         done = last
-        if last < n_permutations:
-            values = np.concatenate([v for v, _ in parts], axis=1)
-            statistics = np.concatenate([s for _, s in parts], axis=1)
+        if last < n_permutations:  # the first of two stages: its tests alone
+            family = ~factors.constant
             early = permutation_tests(
-                values * scale_weights[:, None, None],
-                (statistics * scale_weights[:, None]).T,
+                stage_values * scale_weights[:, None, None],
+                (stage_statistics * scale_weights[:, None]).T,
                 tuple(scales),
                 correction,
-                ~factors.constant,
+                family,
             )
-            family = ~factors.constant
-            decisions = np.r_[early.adjusted_pvalues[family], early.pvalue]
-            if settled(decisions, last, alpha).all():
+            if settled(np.r_[early.adjusted_pvalues[family], early.pvalue], last, alpha).all():
                 break
     values = np.concatenate([v for v, _ in parts], axis=1)
     statistics = np.concatenate([s for _, s in parts], axis=1)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
+from scipy.sparse import issparse
 from sklearn.utils.validation import check_array
 
 from . import _models
@@ -377,8 +378,7 @@ class ProductKernelExplainer:
             ensure_min_features=1,
             input_name=what,
         )
-        finite = data.data if hasattr(data, "data") and not isinstance(data, np.ndarray) else data
-        if not np.all(np.isfinite(finite)):
+        if not np.all(np.isfinite(data.data if issparse(data) else data)):
             raise ValueError(
                 f"{what} contains NaN or infinity; a kernel model has no output there. Impute "
                 "or drop those rows before explaining them."
