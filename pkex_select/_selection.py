@@ -28,7 +28,8 @@ from ._features import (
     with_bandwidths,
 )
 from ._interactions import INDICES
-from ._pvalues import CORRECTIONS, permutations_needed, smallest_adjusted_pvalue
+from ._pvalues import CORRECTIONS
+from ._questions import MODEL_GAMES, question_of
 from ._ridge_game import (
     MIN_MODEL_SAMPLES,
     dropped_categories,
@@ -47,18 +48,11 @@ from ._validation import check_no_missing, dates_as_days, from_arrow, holds_numb
 from .kernels import BANDWIDTH_RULES
 
 __all__ = [
-    "MODEL_GAMES",
     "resolve_estimator",
     "resolve_repetitions",
     "resolve_selection_scales",
-    "resolve_value_function",
     "ShapleySelectorBase",
 ]
-
-
-# Permutations when alpha asks for selection and n_permutations is None (measured: 999 keep a
-# feature shifted by 0.5 sd among 20 in 0.890 of 400 runs, 199 in 0.868).
-_DEFAULT_SELECTION_PERMUTATIONS = 999
 
 
 def _non_numeric_columns(X):
@@ -120,13 +114,6 @@ def resolve_estimator(estimator, n_samples, n_features, block_size, n_repetition
     return "biased" if block_pairs * 4 > exact_pairs else "block"
 
 
-# value_function="auto" ranks by the model game (the paper's game for knockoffs) up to this
-# many features: the selection study measured them on 8 to 64 (python -m
-# benchmarks.selection); the model game's rows shrink as 1/sqrt(d) to bound its memory, and
-# beyond a few hundred features the paper's factors, far from 1, need about d/2 quadrature
-# nodes per pair (12 s at n = 100, d = 2000, against 0.7 s for the ANOVA game, whose weight
-# 6/d keeps its factors near 1).
-_RANKED_GAME_MAX_FEATURES = 100
 # Knockoffs with value_function="auto" take the lasso statistic where the lasso explains at
 # least this share of the variance the model game's kernel ridge explains. On 15 data sets
 # of each of eight of benchmarks.knockoffs' designs the share was 0.98-1.40 on linear
@@ -134,31 +121,6 @@ _RANKED_GAME_MAX_FEATURES = 100
 # ones; the benchmark's 100 per design chose the lasso on 400 of 400 linear data sets and 1
 # of 900 others.
 _LINEAR_SHARE = 0.9
-
-
-# The games that explain a kernel ridge fitted to y: the model game alone (the default for k
-# features), and its shares averaged with the ANOVA game's (_model_anova_values).
-MODEL_GAMES = ("model", "model+anova")
-
-
-def resolve_value_function(value_function, tested, n_features, ranked_game="baseline"):
-    """The game that ``value_function="auto"`` stands for (others unchanged), given whether
-    permutation tests run and the number of features.
-
-    Each question gets the game that answers it best. Which features y is related to,
-    tested by permutations, is the ANOVA game's question: a relevant feature beside a
-    dominant one keeps a positive value and a small p-value (``python -m
-    benchmarks.games``). The k features a model should use are ranked by ``ranked_game``:
-    for HSIC the model game, which values a feature by how far a kernel ridge of y fitted on
-    every feature moves with it (``python -m benchmarks.selection``: ahead of ExtraTrees and
-    the paper's game on real data), up to ``_RANKED_GAME_MAX_FEATURES`` features, and the
-    ANOVA game beyond.
-    """
-    if value_function != "auto":
-        return value_function
-    if tested or n_features > _RANKED_GAME_MAX_FEATURES:
-        return "anova"
-    return ranked_game
 
 
 def resolve_selection_scales(scales, value_function, resolved):
@@ -200,25 +162,6 @@ def _column_names(estimator, mask):
     names = getattr(estimator, "feature_names_in_", None)
     columns = names[mask] if names is not None else np.flatnonzero(mask)
     return ", ".join(map(str, columns))
-
-
-def threshold_value(threshold, values):
-    """The number a ``threshold`` stands for, as in scikit-learn's SelectFromModel: a
-    number as it is, "mean" or "median" of ``values``, or a multiple such as "1.5*mean"."""
-    if not isinstance(threshold, str):
-        return threshold
-    scale, _, statistic = threshold.strip().rpartition("*")
-    statistics = {"mean": np.mean, "median": np.median}
-    try:
-        factor = float(scale) if scale else 1.0
-    except ValueError:
-        factor = None
-    if factor is None or statistic.strip() not in statistics or not np.isfinite(factor):
-        raise ValueError(
-            f"threshold must be a number, 'mean', 'median' or a multiple such as "
-            f"'1.5*mean'; got {threshold!r}."
-        )
-    return factor * statistics[statistic.strip()](values) if len(values) else np.inf
 
 
 def _positive_shares(values):
@@ -324,7 +267,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
 
     def _fit(self, X, y):
         self._validate_params()
-        self._check_selection_parameters()
+        question = self._question()
         X, y = dates_as_days(from_arrow(X)), from_arrow(y)
         X, y_validated = self._validate_features(X, y)
         target = self._target(y_validated, y)
@@ -337,17 +280,10 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         self.estimator_ = resolve_estimator(
             self.estimator, X.shape[0], X.shape[1], self.block_size, self.n_repetitions
         )
-        tested = self.alpha is not None or bool(self.n_permutations)
         self.n_repetitions_ = resolve_repetitions(
-            self.n_repetitions, X.shape[0], X.shape[1], self.block_size, tested
+            self.n_repetitions, X.shape[0], X.shape[1], self.block_size, question.tested(self)
         )
-        # Interaction indices need a game of the statistic, not of a model.
-        self.value_function_ = resolve_value_function(
-            self.value_function,
-            tested,
-            X.shape[1],
-            self._ranked_game if self.interactions is None else self._interaction_game,
-        )
+        self.value_function_ = question.game(self, X.shape[1])
         if self.value_function_ in MODEL_GAMES and X.shape[0] < MIN_MODEL_SAMPLES:
             raise ValueError(
                 f"{spelled('value_function', self.value_function_)} fits a kernel ridge by "
@@ -364,7 +300,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             memory,
             column_names=getattr(self, "feature_names_in_", None),
         )
-        n_permutations = self._permutation_count(int((~features.constant).sum()))
+        n_permutations = question.permutation_count(self, int((~features.constant).sum()))
         attribute = memory.cache(_pairgame.attribute, ignore=["n_jobs", "progress"])
         model_game = self.value_function_ in MODEL_GAMES
         attribution = attribute(
@@ -424,29 +360,8 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         self.gammas_ = features.gammas[0]
         self.kernels_ = list(features.kernels)
         self._constant_mask_ = features.constant
-        if self.fdr is not None:
-            self._select_by_knockoffs(X, target, attribute)
-        self._warn_few_positive(attribution.statistic)
+        question.select(self, X, target, attribute, attribution.statistic)
         return self
-
-    def _warn_few_positive(self, statistic):
-        """Warn where a count or fraction selects fewer features than it asks for, because
-        fewer have a positive value (see ``_positive_only``)."""
-        if not self._positive_only or any(
-            getattr(self, rule) is not None for rule in ("threshold", "alpha", "fdr")
-        ):
-            return
-        positive = int(np.sum((self.shapley_values_ > 0) & ~self._constant_mask_))
-        asked = self._n_selected()
-        if positive < asked:
-            warnings.warn(
-                f"Only {positive} of the {asked} features asked for have a positive value "
-                f"(the statistic is {statistic:.3g}): the others do not make the samples "
-                "differ, so they are not selected. Test whether the samples differ at all "
-                "with alpha (or n_permutations).",
-                UserWarning,
-                stacklevel=4,
-            )
 
     def _prepare_features(
         self, X, categorical, target, game, memory, column_names=None, restore=True
@@ -597,7 +512,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         ).values
         return values[: original.shape[1]] - values[original.shape[1] :], game
 
-    def _select_by_knockoffs(self, X, target, attribute):
+    def _select_by_knockoffs(self, X, target, attribute, question):
         """Model-X knockoffs (see :mod:`pkex_select.knockoffs`): W per group and draw, the
         derandomised selection at false discovery rate ``fdr``."""
         if self._categorical_mask_.any():
@@ -618,9 +533,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         self.knockoff_shrinkage_ = design.shrunk
         labels, standardised = design.labels, design.standardised
         draws = design.sample(self.n_knockoffs, self._random_state)
-        game = resolve_value_function(
-            self.value_function, False, 2 * varying.size, self._knockoff_game
-        )
+        game = question.statistic_game(self, 2 * varying.size)
         statistics, games = zip(
             *(
                 self._knockoff_statistic(standardised, knockoff, target, attribute, game)
@@ -672,8 +585,8 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             raise ValueError(f"{message}; got {bad[0]!r}.")
         return labels
 
-    def _check_selection_parameters(self):
-        threshold_value(self.threshold, np.zeros(0))  # a malformed string fails at fit
+    def _question(self):
+        """The question the parameters ask (see _questions.py), checked before any work."""
         if isinstance(self.n_features_to_select, bool):
             raise ValueError(
                 f"n_features_to_select must be a number of features (1 or more) or a fraction "
@@ -684,58 +597,9 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
                 f"n_knockoffs must be a whole number of knockoff draws (1 or more), got "
                 f"{self.n_knockoffs!r}."
             )
-        if self.alpha is not None and self.n_permutations == 0:
-            raise ValueError(
-                "alpha selects the features whose adjusted permutation p-value is at most "
-                "alpha; leave n_permutations at None (999 or as many as the correction "
-                "needs) or set it, for example to 999."
-            )
-        if self.bandwidth == "alignment" and (self.alpha is not None or self.n_permutations):
-            # Knockoffs may use y (the statistic is computed on [X, X~] and treats a column
-            # and its knockoff alike); a permutation test may not.
-            raise ValueError(
-                "bandwidth='alignment' chooses the bandwidths with y, so permutation tests "
-                "(alpha, n_permutations) would have to choose them again on every permuted "
-                "copy; they are not valid with it. Use bandwidth='auto' (the median heuristic "
-                "for tests) with them."
-            )
-        if self.value_function in MODEL_GAMES and (
-            self.alpha is not None or self.n_permutations or self.interactions is not None
-        ):
-            raise ValueError(
-                f"{spelled('value_function', self.value_function)} ranks the features a "
-                "kernel model fitted to y uses; it has no permutation tests "
-                f"({spelled('alpha')}, {spelled('n_permutations')}) or interaction indices. "
-                f"Use {spelled('value_function', 'auto')} with them (the ANOVA game for "
-                "tests, the paper's game for interactions)."
-            )
-        rules = [name for name in ("threshold", "alpha", "fdr") if getattr(self, name) is not None]
-        if len(rules) > 1:
-            raise ValueError(f"Set one of threshold, alpha and fdr, not {' and '.join(rules)}.")
-
-    def _permutation_count(self, family_size):
-        """``n_permutations``, or for None: 0 without alpha, else enough to select at alpha.
-
-        A count too small for the correction to reach alpha gets a warning that says how
-        many are needed.
-        """
-        if self.alpha is None:
-            return self.n_permutations or 0
-        needed = permutations_needed(self.correction, self.alpha, family_size)
-        if self.n_permutations is None:
-            return max(_DEFAULT_SELECTION_PERMUTATIONS, needed)
-        smallest = smallest_adjusted_pvalue(self.correction, self.n_permutations, family_size)
-        if smallest > self.alpha:
-            warnings.warn(
-                f"With {self.n_permutations} permutations the smallest adjusted p-value that "
-                f"correction={self.correction!r} can give over {family_size} features is "
-                f"{smallest:.3g}, above alpha={self.alpha}: no feature can be selected. Use "
-                f"n_permutations={needed} or more (or leave it at None)"
-                + (", or the maxT correction." if self.correction != "maxT" else "."),
-                UserWarning,
-                stacklevel=4,
-            )
-        return self.n_permutations
+        question = question_of(self)
+        question.check(self)
+        return question
 
     def _validate_features(self, X, y):
         """X and y checked by scikit-learn; X's categorical columns found (as objects)."""
@@ -839,33 +703,9 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         frame_kept = isinstance(X, pd.DataFrame) and output == "pandas"
         return super().transform(X if frame_kept else dates_as_days(X))
 
-    def _n_selected(self):
-        n_features = self.n_features_in_
-        if isinstance(self.n_features_to_select, Integral):
-            return min(int(self.n_features_to_select), n_features)
-        return max(1, math.ceil(self.n_features_to_select * n_features))
-
     def _get_support_mask(self):
         check_is_fitted(self, "shapley_values_")
-        if self.alpha is not None and not hasattr(self, "adjusted_pvalues_"):
-            raise ValueError(
-                "alpha selects by the adjusted permutation p-values, but this fit had no "
-                "permutations (alpha was set after fit); fit again with alpha set."
-            )
-        if self.fdr is not None and not hasattr(self, "e_values_"):
-            raise ValueError(
-                "fdr selects by knockoffs, but this fit had none (fdr was set after fit); fit "
-                "again with fdr set."
-            )
-        if self.fdr is not None:
-            return np.isin(self.knockoff_groups_, self.selected_groups_)
-        if self.alpha is not None:
-            return (self.adjusted_pvalues_ <= self.alpha) & ~self._constant_mask_
-        if self.threshold is not None:
-            threshold = threshold_value(self.threshold, self.shapley_values_[~self._constant_mask_])
-            return (self.shapley_values_ >= threshold) & ~self._constant_mask_
-        ranked = (self.ranking_ <= self._n_selected()) & ~self._constant_mask_
-        return ranked & (self.shapley_values_ > 0) if self._positive_only else ranked
+        return question_of(self).support(self)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -77,8 +77,8 @@ def hsic_shapley_values(
         time.
     block_size, n_repetitions : int, default=20, 10
         Block estimator only: ``n_repetitions`` partitions of the samples into blocks of
-        ``block_size``. Ten partitions (three before 0.2) agree with the exact estimate to a
-        correlation of 0.999 at n = 4000 (``python -m benchmarks.scale.agreement``).
+        ``block_size``; more partitions bring the block estimate closer to the exact one
+        (see the guide's benchmarks page).
     value_function : {"baseline", "observational", "anova"}, default="baseline"
         A removed feature's Gram matrix becomes all ones, or its mean over the entries the
         estimator uses (all n^2, or the blocks' for "block"); or, for "anova", each ``K[j]``

@@ -79,9 +79,8 @@ def knockoff_correlation(X: ArrayLike) -> tuple[np.ndarray, bool]:
 
     The sample correlation of the columns, or, with fewer than 2 samples per feature, the
     Ledoit-Wolf shrinkage of it (the sample matrix is then singular or nearly so). Shrinkage
-    is not the default because it understates strong correlations (a sample correlation of
-    0.97 became 0.79 in the measurement of issue 33), and knockoffs of a near-copy built
-    from a weaker correlation let the copy through as a discovery.
+    is not the default because it understates strong correlations, and knockoffs of a
+    near-copy built from a weaker correlation let the copy through as a discovery.
 
     Parameters
     ----------
