@@ -168,7 +168,8 @@ def main(argv=None):
         print(f"{len(corpus)} entries recorded in {args.record}")
         return 0
     recorded = pickle.loads(args.check.read_bytes())
-    changed = [k for k in recorded.keys() | corpus.keys() if not _same(recorded.get(k), corpus.get(k))]
+    keys = recorded.keys() | corpus.keys()
+    changed = [k for k in keys if not _same(recorded.get(k), corpus.get(k))]
     for key in sorted(changed):
         print(f"changed: {key}")
     print(f"{len(corpus) - len(changed)} of {len(recorded)} entries bit for bit the same")
