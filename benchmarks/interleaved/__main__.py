@@ -42,6 +42,12 @@ X = rng.normal(size=(300, 1000)); y = X[:, 0] * X[:, 1] + X[:, 2]
 explainer = pkex_select.ProductKernelExplainer(SVR(gamma="scale").fit(X[:200], y[:200]))
 run = lambda: explainer.explain(X[200:])
 """,
+    "HSIC selector default fit n=1000 d=20": """
+rng = np.random.default_rng(0)
+X = rng.normal(size=(1000, 20)); y = X[:, 0] + np.sin(2 * X[:, 1])
+selector = pkex_select.HSICShapleySelector(random_state=0)
+run = lambda: selector.fit(X, y)
+""",
     "HSIC selector n=1000 d=20, 99 permutations": """
 rng = np.random.default_rng(0)
 X = rng.normal(size=(1000, 20)); y = X[:, 0] + np.sin(2 * X[:, 1])
