@@ -22,7 +22,7 @@ import numpy as np
 
 from ._bandwidth_alignment import subsample_rows
 from ._interactions import interaction_values
-from .kernels import factor_of_difference
+from .kernels import factor_tensor
 
 __all__ = [
     "MIN_MODEL_SAMPLES",
@@ -89,20 +89,12 @@ def ridge_targets(columns, kernels):
 
 
 def _factor_tensor(data, kernels, gammas, mismatch_factors=None):
-    """Kernel factors of every pair of rows: (n_rows, n_rows, n_features); a "delta"
-    column's factor on pairs that differ is its ``mismatch_factors`` entry (default 0)."""
-    kernels = np.asarray(kernels)
-    if np.all(kernels == kernels[0]):
-        factors = factor_of_difference(data[:, None, :] - data[None, :, :], kernels[0], gammas)
-    else:
-        # Each kernel's columns as one contiguous block, computed in place, then written
-        # out once: in place on strided or fancy-indexed views is 5 to 12 times slower.
-        factors = np.empty((data.shape[0], data.shape[0], data.shape[1]))
-        for kernel in set(kernels):
-            columns = np.flatnonzero(kernels == kernel)
-            block = data[:, None, columns] - data[None, :, columns]
-            factors[..., columns] = factor_of_difference(block, kernel, gammas[columns])
+    """Kernel factors of every pair of rows (:func:`~pkex_select.kernels.factor_tensor`),
+    (n_rows, n_rows, n_features); a "delta" column's factor on pairs that differ is its
+    ``mismatch_factors`` entry (default 0)."""
+    factors = factor_tensor(data, data, list(kernels), gammas)
     if mismatch_factors is not None:
+        kernels = np.asarray(kernels)
         for j in np.flatnonzero((kernels == "delta") & (np.asarray(mismatch_factors) > 0)):
             # 1 where the values agree, the mismatch factor where they differ.
             factors[..., j] *= 1.0 - mismatch_factors[j]
