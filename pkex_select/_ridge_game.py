@@ -22,7 +22,7 @@ import numpy as np
 
 from ._bandwidth_alignment import subsample_rows
 from ._interactions import interaction_values
-from .kernels import factor_tensor
+from .kernels import pair_factors
 
 __all__ = [
     "MIN_MODEL_SAMPLES",
@@ -89,10 +89,10 @@ def ridge_targets(columns, kernels):
 
 
 def _factor_tensor(data, kernels, gammas, mismatch_factors=None):
-    """Kernel factors of every pair of rows (:func:`~pkex_select.kernels.factor_tensor`),
+    """Kernel factors of every pair of rows (:func:`~pkex_select.kernels.pair_factors`),
     (n_rows, n_rows, n_features); a "delta" column's factor on pairs that differ is its
     ``mismatch_factors`` entry (default 0)."""
-    factors = factor_tensor(data, data, list(kernels), gammas)
+    factors = pair_factors(data, data, list(kernels), np.asarray(gammas, dtype=np.float64))
     if mismatch_factors is not None:
         kernels = np.asarray(kernels)
         for j in np.flatnonzero((kernels == "delta") & (np.asarray(mismatch_factors) > 0)):
