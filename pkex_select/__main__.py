@@ -250,8 +250,6 @@ def rank(
             "number of features, --alpha those whose adjusted p-value is at most alpha, --fdr "
             "those knockoffs select at that false discovery rate"
         )
-    if permutations == 0 and alpha is not None:
-        raise UsageError("--alpha selects by permutation p-values; --permutations 0 gives none")
     if (
         alpha is None
         and k is None

@@ -191,9 +191,10 @@ class FamilyWiseTest(Question):
     def check(self, selector):
         if selector.n_permutations == 0:
             raise ValueError(
-                "alpha selects the features whose adjusted permutation p-value is at most "
-                "alpha; leave n_permutations at None (999 or as many as the correction "
-                "needs) or set it, for example to 999."
+                f"{spelled('alpha')} selects the features whose adjusted permutation p-value "
+                f"is at most alpha, and {spelled('n_permutations', 0)} runs no permutations; "
+                f"leave {spelled('n_permutations')} out (999, or as many as the correction "
+                f"needs) or set it, for example {spelled('n_permutations', 999)}."
             )
         super().check(selector)
 

@@ -424,7 +424,7 @@ def test_permutations_select_and_star_by_adjusted_pvalues(tmp_path):
         (["--fdr", "2"], "--fdr: must be between 0 and 1"),
         (["--alpha", "1.5"], "--alpha: must be between 0 and 1"),
         (["--alpha", "0.05", "--permutations", "9"], "use --permutations 39 or more"),
-        (["--alpha", "0.05", "--permutations", "0"], "--permutations 0 gives none"),
+        (["--alpha", "0.05", "--permutations", "0"], "--permutations 0 runs no permutations"),
         (["--seed", "-5"], "--seed: must be at least 0"),
     ],
 )

@@ -87,7 +87,7 @@ def test_alpha_selects_by_adjusted_pvalue():
 @pytest.mark.parametrize(
     "params, message",
     [
-        ({"alpha": 0.05, "n_permutations": 0}, "leave n_permutations at None"),
+        ({"alpha": 0.05, "n_permutations": 0}, "n_permutations=0 runs no permutations"),
         ({"alpha": 0.05, "n_permutations": 9, "threshold": 0.0}, "one of threshold, alpha and fdr"),
         ({"alpha": 1.5, "n_permutations": 9}, "alpha"),
         ({"correction": "bonferroni", "n_permutations": 9}, "correction"),
