@@ -16,6 +16,7 @@ import contextlib
 import io
 import pickle
 import sys
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -128,7 +129,8 @@ CLI_CASES = (
 
 def _cli_outputs(data):
     outputs = {}
-    folder = Path("/tmp/pkex-corpus")
+    # A fixed folder: the tables the command line prints name their file.
+    folder = Path(tempfile.gettempdir()) / "pkex-corpus"
     folder.mkdir(exist_ok=True)
     for name in ("regression", "classes"):
         X, y = data[name]
