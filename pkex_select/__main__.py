@@ -275,7 +275,7 @@ def rank(
         )
     selector = HSICShapleySelector(
         n_features_to_select=k if k is not None else 0.2,
-        estimator=estimator,
+        estimate=estimator,
         target_kernel=_TARGET_KERNELS[task],
         n_permutations=permutations,
         alpha=alpha,
@@ -312,12 +312,12 @@ def _tests_affordable(shape, estimator):
     benchmarks.scale``), not on the block estimate of large files, and from 10 rows on
     (fewer have too few distinct permutations for a p-value of 0.05 after correction)."""
     from . import HSICShapleySelector
-    from ._selection import resolve_estimator
+    from ._selection import resolve_estimate
 
     defaults = HSICShapleySelector()  # the block partitions the CLI's selector will use
     n_rows, n_columns = shape
     return n_rows >= 10 and (
-        resolve_estimator(estimator, n_rows, n_columns, defaults.block_size, defaults.n_repetitions)
+        resolve_estimate(estimator, n_rows, n_columns, defaults.block_size, defaults.n_repetitions)
         != "block"
     )
 
@@ -330,7 +330,7 @@ _SPELLING = {
     "fdr": ("--fdr", {}),
     "n_features_to_select": ("--k", {}),
     "n_permutations": ("--permutations", {}),
-    "estimator": ("--estimator", {}),
+    "estimate": ("--estimator", {}),
     "target_kernel": ("--task", {"delta": "classification", "rbf": "regression"}),
 }
 # The selector's words for what the user can change, and the CLI's, for messages that do not
@@ -397,7 +397,7 @@ def _print_table(rows, selector, title, out):
         if len(selector.scales_) == 1
         else (f" (HSIC at {len(selector.scales_)} kernel widths, each divided by its spread)")
     )
-    if selector.estimator_ == "block":
+    if selector.estimate_ == "block":
         print(
             f"Estimated from {selector.n_repetitions_} partitions into blocks of "
             f"{selector.block_size} rows (--estimator block; --estimator biased for the "
@@ -477,7 +477,7 @@ def _selection_rule(selector):
         return f"the {selector.n_features_to_select} largest values", "--k"
     if selector.n_permutations == 0:
         return "the largest 20% of the values", "--permutations 0 runs no tests; --k"
-    if selector.estimator_ != "block":  # the default tests every column from 10 rows on
+    if selector.estimate_ != "block":  # the default tests every column from 10 rows on
         return (
             "the largest 20% of the values",
             "fewer than 10 rows are too few for tests at 0.05: --k to choose how many",
@@ -616,7 +616,7 @@ def _main(argv):
             report = {
                 "hsic": selector.hsic_,
                 "task": task,
-                "estimator": selector.estimator_,
+                "estimator": selector.estimate_,
                 "selection": _selection_rule(selector)[0],
                 "game": selector.value_function_,
                 "features": rows,

@@ -44,11 +44,17 @@ from ._scheduling import progress_printer
 from ._sklearn_compat import HasMethods, Interval, StrOptions, get_output_config
 from ._spelling import spelled
 from ._statistics import VALUE_FUNCTIONS
-from ._validation import check_no_missing, dates_as_days, from_arrow, holds_numbers
+from ._validation import (
+    check_no_missing,
+    dates_as_days,
+    from_arrow,
+    holds_numbers,
+    renamed_estimate,
+)
 from .kernels import BANDWIDTH_RULES
 
 __all__ = [
-    "resolve_estimator",
+    "resolve_estimate",
     "resolve_repetitions",
     "resolve_selection_scales",
     "ShapleySelectorBase",
@@ -64,7 +70,7 @@ def _non_numeric_columns(X):
     return mask if mask.any() else None
 
 
-# estimator="auto" attributes the exact (biased) estimate up to this many multiply-adds of
+# estimate="auto" attributes the exact (biased) estimate up to this many multiply-adds of
 # pairs times features (about 1 s at n = 2000, d = 20 on one core), and beyond it the block
 # estimate with n_repetitions="auto" partitions: as many as draw about the same number of
 # pairs (at least _MIN_REPETITIONS), so the cost does not drop where the estimate changes
@@ -98,10 +104,10 @@ def resolve_repetitions(n_repetitions, n_samples, n_features, block_size, tested
     return max(_MIN_REPETITIONS, math.ceil(min(budget, every_pair)))
 
 
-def resolve_estimator(estimator, n_samples, n_features, block_size, n_repetitions):
-    """The estimator that ``estimator="auto"`` stands for at this size; others unchanged."""
-    if estimator != "auto":
-        return estimator
+def resolve_estimate(estimate, n_samples, n_features, block_size, n_repetitions):
+    """The estimate that ``estimate="auto"`` stands for at this size; others unchanged."""
+    if estimate != "auto":
+        return estimate
     if n_samples < block_size:
         return "biased"
     exact_pairs = n_samples * (n_samples - 1) / 2
@@ -225,6 +231,16 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
     # a feature that does not raise the MMD does not make the samples differ).
     _positive_only = False
 
+    @property
+    def estimator_(self):
+        """Deprecated: ``estimate_`` (renamed in 0.2, removed in 0.3)."""
+        warnings.warn(
+            "estimator_ was renamed estimate_ in 0.2 and will be removed in 0.3.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return self.estimate_
+
     def _statistic(self):
         """The statistic (see _statistics.py) with this estimator's settings."""
         raise NotImplementedError
@@ -277,8 +293,12 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         self._random_state = self.random_state
         if self.random_state is None and self.memory is not None:
             self._random_state = int(joblib.hash((X, y_validated))[:8], 16)
-        self.estimator_ = resolve_estimator(
-            self.estimator, X.shape[0], X.shape[1], self.block_size, self.n_repetitions
+        self.estimate_ = resolve_estimate(
+            renamed_estimate(self.estimate, self.estimator),
+            X.shape[0],
+            X.shape[1],
+            self.block_size,
+            self.n_repetitions,
         )
         self.n_repetitions_ = resolve_repetitions(
             self.n_repetitions, X.shape[0], X.shape[1], self.block_size, question.tested(self)

@@ -358,20 +358,20 @@ class _GramStatistic:
 
     name = ""
 
-    def __init__(self, estimator="biased", block_size=20, n_repetitions=10):
-        self.estimator = estimator
+    def __init__(self, estimate="biased", block_size=20, n_repetitions=10):
+        self.estimate = estimate
         self.block_size = block_size
         self.n_repetitions = n_repetitions
 
     def check(self, n_samples):
         if n_samples < 2:
             raise ValueError(f"{self.name} needs at least 2 samples, got {n_samples}.")
-        if self.estimator == "block" and n_samples < self.block_size:
+        if self.estimate == "block" and n_samples < self.block_size:
             raise ValueError(
-                f"estimator='block' needs at least block_size={self.block_size} samples, got "
-                f"{n_samples}; lower block_size or use another estimator."
+                f"estimate='block' needs at least block_size={self.block_size} samples, got "
+                f"{n_samples}; lower block_size or use another estimate."
             )
-        if self.estimator == "block":
+        if self.estimate == "block":
             # Repetitions beyond 100 times every pair cost more than the exact estimate by
             # far and add nothing to it (the default's 10 draw at most 10 times as many).
             blocks = self.n_repetitions * (n_samples // self.block_size)
@@ -380,12 +380,12 @@ class _GramStatistic:
                 raise ValueError(
                     f"n_repetitions={self.n_repetitions} partitions into blocks of "
                     f"{self.block_size} draw over 100 times every pair of the {n_samples} "
-                    "samples; use estimator='biased' (every pair, exactly) or fewer "
+                    "samples; use estimate='biased' (every pair, exactly) or fewer "
                     "repetitions."
                 )
 
     def plan(self, n_samples, random_state, pair_bytes, n_jobs=None):
-        if self.estimator == "block":
+        if self.estimate == "block":
             return SampleBlocks(
                 n_samples, self.block_size, self.n_repetitions, random_state, pair_bytes, n_jobs
             )
@@ -467,23 +467,23 @@ class HSIC(_GramStatistic):
 
     def check(self, n_samples):
         super().check(n_samples)
-        if self.estimator == "block" and self.block_size < 4:
+        if self.estimate == "block" and self.block_size < 4:
             raise ValueError(
-                f"estimator='block' averages the unbiased HSIC of blocks of block_size "
+                f"estimate='block' averages the unbiased HSIC of blocks of block_size "
                 f"samples, which needs block_size >= 4; got {self.block_size}."
             )
-        if self.estimator == "unbiased" and n_samples < 4:
+        if self.estimate == "unbiased" and n_samples < 4:
             raise ValueError(
-                f"The unbiased estimator needs at least 4 samples, got {n_samples}; "
-                "use estimator='biased'."
+                f"The unbiased estimate needs at least 4 samples, got {n_samples}; "
+                "use estimate='biased'."
             )
 
     def weights(self, gram, permutations, plan, backend="auto"):
         """Pair weights for the target Gram matrix ``gram`` (a :class:`TargetGram`)."""
-        if self.estimator == "block":
+        if self.estimate == "block":
             return self._block_weights(gram, permutations, plan.n_blocks, backend)
         n = gram.n_samples
-        if self.estimator == "biased":
+        if self.estimate == "biased":
             # (HLH)_ab = L_ab - m_a - m_b + mean(L); the row means of a permuted L are permuted.
             scale = 2.0 / (n - 1) ** 2
             observed_centre = gram.row_means - gram.row_means.mean() / 2.0
@@ -540,7 +540,7 @@ class HSIC(_GramStatistic):
         """One cell, the whole Gram matrix; the diagonal weights W_aa per permutation."""
         n = gram.n_samples
         n_perm = len(permutations)
-        if self.estimator == "biased":
+        if self.estimate == "biased":
             # sum_a (HLH)_aa = tr(L) - n mean(L): the same in every permutation.
             trace = gram.diagonal.sum() - n * gram.row_means.mean()
             diagonal = np.full(n_perm, trace / (n - 1) ** 2)
@@ -673,9 +673,9 @@ class MMD(_GramStatistic):
         n_groups = counts.size
         # table[g, h] = 2 W_ab for a in group g and b in group h.
         table = -2.0 / np.outer(counts, counts)
-        within = counts**2 if self.estimator == "biased" else counts * (counts - 1)
+        within = counts**2 if self.estimate == "biased" else counts * (counts - 1)
         np.fill_diagonal(table, 2.0 * (n_groups - 1) / within)
-        if self.estimator == "block":
+        if self.estimate == "block":
             n = codes.size
             drawn = plan.n_blocks * plan.block_size * (plan.block_size - 1) / 2
             table *= n * (n - 1) / 2 / drawn
@@ -706,7 +706,7 @@ class MMD(_GramStatistic):
         grid = np.arange(n_groups * n_groups)
         within = grid // n_groups == grid % n_groups
         diagonal = np.zeros((len(permutations), grid.size))
-        if self.estimator == "biased":  # W_aa = (G - 1) / n_g^2 on group g's diagonal
+        if self.estimate == "biased":  # W_aa = (G - 1) / n_g^2 on group g's diagonal
             diagonal[:, within] = (n_groups - 1) / counts
         if not plan.blocked:
             diagonal_counts = np.zeros((1, grid.size))

@@ -25,9 +25,30 @@ __all__ = [
     "is_class_labels",
     "MAX_CLASSES",
     "MIN_SAMPLES_PER_CLASS",
+    "RENAMED",
+    "renamed_estimate",
     "standardise",
     "TargetTypeWarning",
 ]
+
+# ``estimator`` named the estimate of HSIC or MMD until 0.2, where scikit-learn means a wrapped
+# model; it is accepted, with a FutureWarning, until 0.3.
+RENAMED = "deprecated"
+
+
+def renamed_estimate(estimate, estimator=RENAMED, stacklevel=4):
+    """The estimate asked for: ``estimate``, or the old ``estimator`` where it is given (with
+    a FutureWarning that says how to write it now)."""
+    if isinstance(estimator, str) and estimator == RENAMED:
+        return estimate
+    warnings.warn(
+        f"estimator was renamed estimate in 0.2 (scikit-learn's estimator is a model); "
+        f"estimator will be removed in 0.3. Use estimate={estimator!r}.",
+        FutureWarning,
+        stacklevel=stacklevel,
+    )
+    return estimator
+
 
 # Integer-valued targets with at most this many distinct values are class labels ...
 MAX_CLASSES = 20

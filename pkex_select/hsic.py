@@ -13,7 +13,7 @@ from ._ridge_game import ridge_targets
 from ._selection import ShapleySelectorBase
 from ._sklearn_compat import Interval, StrOptions, validate_params
 from ._statistics import HSIC, PARAMETER_CONSTRAINTS
-from ._validation import categorical_dtypes
+from ._validation import RENAMED, categorical_dtypes, renamed_estimate
 from .kernels import BANDWIDTH_RULES
 
 __all__ = ["HSICShapleySelector", "hsic_shapley_values"]
@@ -25,7 +25,8 @@ ESTIMATORS = ("biased", "unbiased", "block")
     {
         "K": ["array-like"],
         "L": ["array-like"],
-        "estimator": [StrOptions(set(ESTIMATORS))],
+        "estimate": [StrOptions(set(ESTIMATORS))],
+        "estimator": [StrOptions({*ESTIMATORS, RENAMED})],
         **PARAMETER_CONSTRAINTS,
         **_pairgame.ATTRIBUTION_CONSTRAINTS,
     },
@@ -35,7 +36,7 @@ def hsic_shapley_values(
     K: ArrayLike,
     L: ArrayLike,
     *,
-    estimator: str = "biased",
+    estimate: str = "biased",
     block_size: int = 20,
     n_repetitions: int = 10,
     value_function: str = "baseline",
@@ -48,6 +49,7 @@ def hsic_shapley_values(
     n_jobs: int | None = None,
     verbose: int = 0,
     return_result: bool = False,
+    estimator: str = RENAMED,
 ) -> np.ndarray | _pairgame.Attribution:
     """Exact Shapley values of HSIC with the product kernel of the per-feature Gram matrices.
 
@@ -57,8 +59,8 @@ def hsic_shapley_values(
     instead, ``v(S) = prod_{j not in S} c_j HSIC(prod_{j in S} K[j], L)``, as in the
     published authors' current code. :class:`HSICShapleySelector` is this function on the
     Gram matrices of standardised data, with the same options; the defaults differ (the
-    estimator chooses the game by its question: ``value_function_``, the estimator by the
-    data's size: ``estimator_``).
+    estimator chooses the game by its question: ``value_function_``, the estimate by the
+    data's size: ``estimate_``).
 
     Parameters
     ----------
@@ -69,7 +71,7 @@ def hsic_shapley_values(
         (each divided by the standard deviation of its joint kernel over the pairs).
     L : array-like of shape (n_samples, n_samples)
         Symmetric Gram matrix of the target.
-    estimator : {"biased", "unbiased", "block"}, default="biased"
+    estimate : {"biased", "unbiased", "block"}, default="biased"
         "biased": tr(K H L H) / (n - 1)^2 with H the centring matrix. "unbiased": the
         U-statistic of Song et al. (2012), n >= 4. "block": the mean of the unbiased estimate
         over blocks of ``block_size`` >= 4 samples, ``n_repetitions`` random partitions (as
@@ -109,6 +111,9 @@ def hsic_shapley_values(
         Return the whole :class:`~pkex_select.Attribution` (values, statistic, interactions,
         tests) rather than the values alone.
 
+    estimator : str, default="deprecated"
+        Deprecated since 0.2 (scikit-learn's ``estimator`` is a model): use ``estimate``.
+        Removed in 0.3.
     Returns
     -------
     values : ndarray of shape (n_features,), or Attribution when ``return_result`` is True
@@ -140,7 +145,7 @@ def hsic_shapley_values(
     """
     K, L = check_gram_matrices(K, L)
     return _pairgame.gram_attribution(
-        HSIC(estimator, block_size, n_repetitions),
+        HSIC(renamed_estimate(estimate, estimator, stacklevel=3), block_size, n_repetitions),
         K,
         TargetGram(L),
         scales=scales,
@@ -174,13 +179,13 @@ class HSICShapleySelector(ShapleySelectorBase):
         When given, keep every feature whose value is at least ``threshold`` instead:
         a number, or as in scikit-learn's SelectFromModel "mean", "median" or a multiple
         such as "1.5*mean" of the values of the features that vary.
-    estimator : {"auto", "biased", "unbiased", "block"}, default="auto"
+    estimate : {"auto", "biased", "unbiased", "block"}, default="auto"
         The HSIC estimate that is attributed (see :func:`hsic_shapley_values`). "biased" and
         "unbiased" use all n (n - 1) / 2 pairs, streamed with bounded memory; "block" uses
         ``n_repetitions`` partitions into blocks of ``block_size`` samples, for very large n.
         "auto": "biased" up to 4 x 10^7 multiply-adds of pairs times features (n = 2000
         at d = 20, about a second), "block" beyond it (with ``n_repetitions="auto"``, as
-        many pairs, so the cost does not drop there); the choice is in ``estimator_``. At
+        many pairs, so the cost does not drop there); the choice is in ``estimate_``. At
         the switch the two agree closely (the scaling guide has the measurements).
     kernel : {"rbf", "laplacian", "cauchy"}, default="rbf"
         Kernel factor of the numeric features.
@@ -229,7 +234,7 @@ class HSICShapleySelector(ShapleySelectorBase):
     n_repetitions : int or "auto", default="auto"
         Block estimator only: partitions of the samples into blocks of ``block_size``.
         "auto": as many as draw about 4 x 10^7 / d pairs (the exact estimate's pairs where
-        ``estimator="auto"`` leaves it; 2 x 10^6 at d = 20), at least 10, so the cost does
+        ``estimate="auto"`` leaves it; 2 x 10^6 at d = 20), at least 10, so the cost does
         not drop where the estimate changes; with permutation tests 10, as each permutation
         re-weights every pair drawn. ``n_repetitions_`` holds the count used; the scaling
         guide measures how closely the estimate follows the exact one.
@@ -355,6 +360,9 @@ class HSICShapleySelector(ShapleySelectorBase):
     verbose : int, default=0
         A progress bar on stderr with the time left (tqdm's when it is installed,
         ``pip install "pkex-select[progress]"``; else a line updated every two seconds).
+    estimator : str, default="deprecated"
+        Deprecated since 0.2 (scikit-learn's ``estimator`` is a model): use ``estimate``.
+        Removed in 0.3.
 
     Attributes
     ----------
@@ -381,8 +389,8 @@ class HSICShapleySelector(ShapleySelectorBase):
         The index ``interactions`` (only when it is set): entry (i, j) is the pair's
         interaction, the diagonal the index's order-one values. Features that act only
         together (XOR) stand out here while their order-one values are small.
-    estimator_ : str
-        The estimator attributed: ``estimator``, or what "auto" chose at this size.
+    estimate_ : str
+        The estimate attributed: ``estimate``, or what "auto" chose at this size.
     n_repetitions_ : int
         The block partitions (``n_repetitions``, or what "auto" chose at this size; used by
         the block estimator only).
@@ -487,7 +495,8 @@ class HSICShapleySelector(ShapleySelectorBase):
     _parameter_constraints = {
         **PARAMETER_CONSTRAINTS,
         **ShapleySelectorBase._parameter_constraints,
-        "estimator": [StrOptions({"auto", *ESTIMATORS})],
+        "estimate": [StrOptions({"auto", *ESTIMATORS})],
+        "estimator": [StrOptions({"auto", *ESTIMATORS, RENAMED})],
         "target_kernel": [StrOptions({"auto", "delta", "rbf", "laplacian", "cauchy"})],
         "target_bandwidth": [
             StrOptions(set(BANDWIDTH_RULES)),
@@ -500,7 +509,7 @@ class HSICShapleySelector(ShapleySelectorBase):
         n_features_to_select=0.2,
         *,
         threshold=None,
-        estimator="auto",
+        estimate="auto",
         kernel="rbf",
         bandwidth="auto",
         scales="auto",
@@ -522,10 +531,11 @@ class HSICShapleySelector(ShapleySelectorBase):
         n_jobs=None,
         memory=None,
         verbose=0,
+        estimator=RENAMED,
     ):
         self.n_features_to_select = n_features_to_select
         self.threshold = threshold
-        self.estimator = estimator
+        self.estimate = estimate
         self.kernel = kernel
         self.bandwidth = bandwidth
         self.scales = scales
@@ -547,6 +557,7 @@ class HSICShapleySelector(ShapleySelectorBase):
         self.n_jobs = n_jobs
         self.memory = memory
         self.verbose = verbose
+        self.estimator = estimator
 
     def _target(self, y, y_given):
         return HSIC.target(
@@ -565,4 +576,4 @@ class HSICShapleySelector(ShapleySelectorBase):
         self.target_bandwidth_ = target.bandwidths
 
     def _statistic(self):
-        return HSIC(self.estimator_, self.block_size, self.n_repetitions_)
+        return HSIC(self.estimate_, self.block_size, self.n_repetitions_)

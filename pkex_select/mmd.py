@@ -11,7 +11,7 @@ from ._ridge_game import ridge_targets
 from ._selection import ShapleySelectorBase
 from ._sklearn_compat import StrOptions, validate_params
 from ._statistics import MMD, PARAMETER_CONSTRAINTS
-from ._validation import from_arrow, holds_numbers
+from ._validation import RENAMED, from_arrow, holds_numbers, renamed_estimate
 
 __all__ = ["MMDShapleyAttributor", "attribute_shift", "mmd_shapley_values"]
 
@@ -22,7 +22,8 @@ ESTIMATORS = ("biased", "unbiased", "block")
     {
         "K": ["array-like"],
         "y": ["array-like"],
-        "estimator": [StrOptions(set(ESTIMATORS))],
+        "estimate": [StrOptions(set(ESTIMATORS))],
+        "estimator": [StrOptions({*ESTIMATORS, RENAMED})],
         **PARAMETER_CONSTRAINTS,
         **_pairgame.ATTRIBUTION_CONSTRAINTS,
     },
@@ -32,7 +33,7 @@ def mmd_shapley_values(
     K: ArrayLike,
     y: ArrayLike,
     *,
-    estimator: str = "biased",
+    estimate: str = "biased",
     block_size: int = 20,
     n_repetitions: int = 10,
     value_function: str = "baseline",
@@ -45,6 +46,7 @@ def mmd_shapley_values(
     n_jobs: int | None = None,
     verbose: int = 0,
     return_result: bool = False,
+    estimator: str = RENAMED,
 ) -> np.ndarray | _pairgame.Attribution:
     """Exact Shapley values of MMD^2 with the product kernel of the per-feature Gram matrices.
 
@@ -52,7 +54,7 @@ def mmd_shapley_values(
     removing a feature sets its Gram matrix to all ones. The values add up to the MMD^2
     estimate with all features (and v(empty) = 0). :class:`MMDShapleyAttributor` is this
     function on the Gram matrices of standardised data, with the same options; the defaults
-    differ (the estimator chooses its estimate by the data's size, ``estimator_``).
+    differ (the estimator chooses its estimate by the data's size, ``estimate_``).
 
     Parameters
     ----------
@@ -63,7 +65,7 @@ def mmd_shapley_values(
     y : array-like of shape (n_samples,)
         Sample labels. With two labels P and Q the statistic is MMD^2(P, Q); with more it is
         the sum of MMD^2 over all pairs of samples.
-    estimator : {"biased", "unbiased", "block"}, default="biased"
+    estimate : {"biased", "unbiased", "block"}, default="biased"
         "biased": the V-statistic ``||mean_P phi - mean_Q phi||^2``; "unbiased": the
         U-statistic without the diagonal terms (Gretton et al., 2012, eq. 3 and 5);
         "block": the incomplete U-statistic over the pairs within ``n_repetitions`` random
@@ -105,6 +107,9 @@ def mmd_shapley_values(
     return_result : bool, default=False
         Return the whole :class:`~pkex_select.Attribution` rather than the values alone.
 
+    estimator : str, default="deprecated"
+        Deprecated since 0.2 (scikit-learn's ``estimator`` is a model): use ``estimate``.
+        Removed in 0.3.
     Returns
     -------
     values : ndarray of shape (n_features,), or Attribution when ``return_result`` is True
@@ -131,7 +136,7 @@ def mmd_shapley_values(
     if len(y) != n:
         raise ValueError(f"y has {len(y)} labels for {n} samples.")
     return _pairgame.gram_attribution(
-        MMD(estimator, block_size, n_repetitions),
+        MMD(renamed_estimate(estimate, estimator, stacklevel=3), block_size, n_repetitions),
         K,
         MMD.target(y),
         scales=scales,
@@ -165,14 +170,14 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         When given, keep every feature whose value is at least ``threshold`` instead:
         a number, or as in scikit-learn's SelectFromModel "mean", "median" or a multiple
         such as "1.5*mean" of the values of the features that vary.
-    estimator : {"auto", "biased", "unbiased", "block"}, default="auto"
+    estimate : {"auto", "biased", "unbiased", "block"}, default="auto"
         MMD^2 as a V-statistic (biased, never negative), a U-statistic (unbiased), or the
         incomplete U-statistic over pairs within random blocks of ``block_size`` samples
         (block: O(n B d^2) time, for samples of 10^5 rows and more; see
         :func:`mmd_shapley_values`). Permutation tests are exact for all three. "auto":
         "biased" up to 4 x 10^7 multiply-adds of pairs times features (n = 2000 at d = 20,
         about a second), "block" beyond it (with ``n_repetitions="auto"``, as many pairs);
-        the choice is in ``estimator_``.
+        the choice is in ``estimate_``.
     block_size : int, default=20
         Block estimator only: the samples per block.
     n_repetitions : int or "auto", default="auto"
@@ -264,6 +269,9 @@ class MMDShapleyAttributor(ShapleySelectorBase):
     verbose : int, default=0
         A progress bar on stderr with the time left (tqdm's when it is installed,
         ``pip install "pkex-select[progress]"``; else a line updated every two seconds).
+    estimator : str, default="deprecated"
+        Deprecated since 0.2 (scikit-learn's ``estimator`` is a model): use ``estimate``.
+        Removed in 0.3.
 
     Attributes
     ----------
@@ -284,8 +292,8 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         MMD^2 of the cell means, which is what ``mmd_`` then holds.
     interaction_values_ : ndarray of shape (`n_features_in_`, `n_features_in_`)
         As in :class:`HSICShapleySelector` (only when ``interactions`` is set).
-    estimator_ : str
-        The estimator attributed: ``estimator``, or what "auto" chose at this size.
+    estimate_ : str
+        The estimate attributed: ``estimate``, or what "auto" chose at this size.
     n_repetitions_ : int
         The block partitions (``n_repetitions``, or what "auto" chose at this size; used by
         the block estimator only).
@@ -356,7 +364,8 @@ class MMDShapleyAttributor(ShapleySelectorBase):
     _parameter_constraints = {
         **PARAMETER_CONSTRAINTS,
         **ShapleySelectorBase._parameter_constraints,
-        "estimator": [StrOptions({"auto", *ESTIMATORS})],
+        "estimate": [StrOptions({"auto", *ESTIMATORS})],
+        "estimator": [StrOptions({"auto", *ESTIMATORS, RENAMED})],
     }
 
     def __init__(
@@ -364,7 +373,7 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         n_features_to_select=0.2,
         *,
         threshold=None,
-        estimator="auto",
+        estimate="auto",
         kernel="rbf",
         bandwidth="auto",
         scales="auto",
@@ -384,10 +393,11 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         n_jobs=None,
         memory=None,
         verbose=0,
+        estimator=RENAMED,
     ):
         self.n_features_to_select = n_features_to_select
         self.threshold = threshold
-        self.estimator = estimator
+        self.estimate = estimate
         self.kernel = kernel
         self.bandwidth = bandwidth
         self.scales = scales
@@ -407,6 +417,7 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         self.n_jobs = n_jobs
         self.memory = memory
         self.verbose = verbose
+        self.estimator = estimator
 
     def _target(self, y, y_given):
         return MMD.target(y)
@@ -423,7 +434,7 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         self.classes_ = target.classes
 
     def _statistic(self):
-        return MMD(self.estimator_, self.block_size, self.n_repetitions_)
+        return MMD(self.estimate_, self.block_size, self.n_repetitions_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

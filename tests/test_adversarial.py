@@ -126,7 +126,7 @@ PARAMETERS = {
     "n_jobs": [(1.5, ERROR), ("all", ERROR), (-1, OK), (2, OK), (1, OK)],
     "memory": [(3, ERROR), (object(), ERROR)],
     "verbose": [(-1, ERROR), ("loud", ERROR), (0, OK)],
-    "estimator": [("exact", ERROR), (None, ERROR), ("block", OK), ("unbiased", OK)],
+    "estimate": [("exact", ERROR), (None, ERROR), ("block", OK), ("unbiased", OK)],
     "block_size": [(1, ERROR), (0, ERROR), (2.5, ERROR), (10**6, OK), (10, OK)],
     "n_repetitions": [(0, ERROR), ("many", ERROR), (3, OK)],
     "anova_weight": [(0, ERROR), (2, ERROR), (-1, ERROR), (0.5, OK)],

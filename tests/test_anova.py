@@ -79,7 +79,7 @@ def test_biased_hsic_matches_enumeration():
 
 def test_unbiased_hsic_matches_enumeration():
     game = _game(K, lambda gram: unbiased_hsic(gram, L))
-    _assert_values(hsic_shapley_values(K, L, estimator="unbiased", value_function="anova"), game)
+    _assert_values(hsic_shapley_values(K, L, estimate="unbiased", value_function="anova"), game)
 
 
 def _assert_block_hsic_matches_enumeration(weight=1.0, anova_weight="auto"):
@@ -97,7 +97,7 @@ def _assert_block_hsic_matches_enumeration(weight=1.0, anova_weight="auto"):
     values = hsic_shapley_values(
         K,
         L,
-        estimator="block",
+        estimate="block",
         block_size=6,
         n_repetitions=2,
         random_state=3,
@@ -122,7 +122,7 @@ def test_mmd_matches_enumeration(estimator):
         within = 1.0 / (counts * (counts - 1))
         weights = np.where(same, within[groups][:, None], -1.0 / (counts[0] * counts[1]))
     game = _game(K, _off_diagonal(weights))
-    _assert_values(mmd_shapley_values(K, groups, estimator=estimator, value_function="anova"), game)
+    _assert_values(mmd_shapley_values(K, groups, estimate=estimator, value_function="anova"), game)
 
 
 def test_interactions_match_enumeration():
@@ -272,8 +272,8 @@ def test_thousands_of_features_take_the_linear_time_path():
 def test_u_centring_within_blocks_needs_four_samples_per_block():
     """With three samples every U-centred factor is 0: the game would be all zeros."""
     with pytest.raises(ValueError, match="block_size >= 4"):
-        mmd_shapley_values(K, groups, estimator="block", block_size=3, value_function="anova")
-    values = mmd_shapley_values(K, groups, estimator="block", block_size=4, value_function="anova")
+        mmd_shapley_values(K, groups, estimate="block", block_size=3, value_function="anova")
+    values = mmd_shapley_values(K, groups, estimate="block", block_size=4, value_function="anova")
     assert np.all(np.isfinite(values)) and np.any(values != 0)
 
 
@@ -288,7 +288,7 @@ def test_block_estimator_gives_noise_features_no_share_on_average():
             data[:, 0] + data[:, 1] ** 2 + 0.5 * np.random.default_rng(seed + 99).normal(size=2000)
         )
         selector = HSICShapleySelector(
-            estimator="block", value_function="anova", random_state=seed
+            estimate="block", value_function="anova", random_state=seed
         ).fit(data, target)
         shares.append(selector.shares_[2:].mean())
     assert abs(np.mean(shares)) < 0.003

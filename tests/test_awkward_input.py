@@ -204,13 +204,13 @@ def test_models_fitted_on_sparse_data(model):
 @pytest.mark.parametrize(
     "n, params, message",
     [
-        (2, {"estimator": "unbiased"}, "at least 4 samples"),
-        (3, {"estimator": "unbiased"}, "at least 4 samples"),
-        (10, {"estimator": "block", "block_size": 11}, "at least block_size=11"),
-        (10, {"estimator": "block", "block_size": 1}, "block_size"),
-        (10, {"estimator": "block", "block_size": 0}, "block_size"),
-        (10, {"estimator": "block", "n_repetitions": 0}, "n_repetitions"),
-        (10, {"estimator": "nope"}, "estimator"),
+        (2, {"estimate": "unbiased"}, "at least 4 samples"),
+        (3, {"estimate": "unbiased"}, "at least 4 samples"),
+        (10, {"estimate": "block", "block_size": 11}, "at least block_size=11"),
+        (10, {"estimate": "block", "block_size": 1}, "block_size"),
+        (10, {"estimate": "block", "block_size": 0}, "block_size"),
+        (10, {"estimate": "block", "n_repetitions": 0}, "n_repetitions"),
+        (10, {"estimate": "nope"}, "estimate"),
     ],
 )
 def test_hsic_function_validates_its_parameters(n, params, message):
@@ -427,7 +427,7 @@ def _extreme_fits():
             yield HSICShapleySelector(kernel=kernel, bandwidth=bandwidth), X, y
         yield HSICShapleySelector(kernel=kernel, scales=[1e-8, 1e8]), X, y
     yield HSICShapleySelector(), np.ones((30, 3)), y
-    yield HSICShapleySelector(estimator="unbiased"), X, np.r_[np.ones(29), 2.0]
+    yield HSICShapleySelector(estimate="unbiased"), X, np.r_[np.ones(29), 2.0]
     yield HSICShapleySelector(value_function="baseline"), X[:2], y[:2]
     yield HSICShapleySelector(), X[:4], y[:4]
     yield MMDShapleyAttributor(), np.ones((10, 2)), [0] * 5 + [1] * 5

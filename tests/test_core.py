@@ -376,8 +376,8 @@ def _assert_same(result, estimator, statistic):
 
 OPTIONS = [
     {"value_function": "baseline"},
-    {"estimator": "unbiased", "n_permutations": 29, "correction": "holm"},
-    {"estimator": "block", "block_size": 10, "n_repetitions": 2, "n_permutations": 19},
+    {"estimate": "unbiased", "n_permutations": 29, "correction": "holm"},
+    {"estimate": "block", "block_size": 10, "n_repetitions": 2, "n_permutations": 19},
     {"value_function": "observational", "n_permutations": 19, "correction": "fdr_bh"},
     {"value_function": "baseline", "n_permutations": 19},
     {"interactions": "SII", "scales": [1.0]},

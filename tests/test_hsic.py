@@ -55,7 +55,7 @@ def grams():
 def test_matches_enumeration_and_adds_up_to_hsic(grams, estimator, statistic):
     K, L = grams
     expected, game = enumerated_values(K, lambda Km: statistic(Km, L))
-    values = hsic_shapley_values(K, L, estimator=estimator)
+    values = hsic_shapley_values(K, L, estimate=estimator)
     scale = np.abs(game).max()
     np.testing.assert_allclose(values, expected, rtol=0, atol=1e-12 * scale)
     assert abs(game[0]) < 1e-15  # v(empty) = 0: centring removes constants
@@ -71,7 +71,7 @@ def test_block_estimator_matches_enumeration(grams):
 
     expected, game = enumerated_values(K, block_statistic)
     values = hsic_shapley_values(
-        K, L, estimator="block", block_size=6, n_repetitions=2, random_state=3
+        K, L, estimate="block", block_size=6, n_repetitions=2, random_state=3
     )
     np.testing.assert_allclose(values, expected, rtol=0, atol=1e-12 * np.abs(game).max())
 
@@ -92,13 +92,13 @@ def test_selector_is_the_gram_matrix_function_on_standardised_data():
     block = {"block_size": 12, "n_repetitions": 2, "random_state": 5}
     for estimator, params in [("biased", {}), ("unbiased", {}), ("block", block)]:
         selector = HSICShapleySelector(
-            estimator=estimator, scales=[1], value_function="baseline", **params
+            estimate=estimator, scales=[1], value_function="baseline", **params
         ).fit(X, y)
         Xs = (X - X.mean(0)) / X.std(0)
         ys = (y - y.mean()) / y.std()
         K = gram_matrices(Xs, "rbf", selector.gammas_)
         L = gram_matrices(ys[:, None], "rbf", 1 / (2 * selector.target_bandwidth_[0] ** 2))[0]
-        expected = hsic_shapley_values(K, L, estimator=estimator, **params)
+        expected = hsic_shapley_values(K, L, estimate=estimator, **params)
         np.testing.assert_allclose(selector.shapley_values_, expected, rtol=1e-11, atol=1e-16)
         assert np.isclose(selector.hsic_, selector.shapley_values_.sum(), rtol=1e-12)
     # Rankings do not follow the units of the features.
@@ -192,7 +192,7 @@ def test_parallel_jobs_and_block_estimator():
     one = HSICShapleySelector(n_jobs=1).fit(X, y)
     two = HSICShapleySelector(n_jobs=2).fit(X, y)
     np.testing.assert_allclose(one.shapley_values_, two.shapley_values_, rtol=1e-12)
-    block = HSICShapleySelector(estimator="block", random_state=0).fit(X, y)
+    block = HSICShapleySelector(estimate="block", random_state=0).fit(X, y)
     assert block.ranking_[2] == 1
 
 
@@ -276,7 +276,7 @@ def test_categorical_columns_use_the_delta_kernel():
 def test_bad_input(X, y, error, message):
     estimator = "unbiased" if "4 samples" in message else "biased"
     with pytest.raises(error, match=message):
-        HSICShapleySelector(estimator=estimator).fit(X, y)
+        HSICShapleySelector(estimate=estimator).fit(X, y)
 
 
 def test_bad_gram_matrices(grams):
@@ -287,15 +287,15 @@ def test_bad_gram_matrices(grams):
         hsic_shapley_values(2 * K, L)
     with pytest.raises(ValueError, match="symmetric"):
         hsic_shapley_values(K, L + np.triu(L, 1))
-    with pytest.raises(ValueError, match="estimator"):
-        hsic_shapley_values(K, L, estimator="linear")
+    with pytest.raises(ValueError, match="estimate"):
+        hsic_shapley_values(K, L, estimate="linear")
 
 
 @parametrize_with_checks(
     [
         HSICShapleySelector(),
-        HSICShapleySelector(estimator="unbiased", n_permutations=3, random_state=0),
-        HSICShapleySelector(estimator="block", block_size=4, random_state=0),
+        HSICShapleySelector(estimate="unbiased", n_permutations=3, random_state=0),
+        HSICShapleySelector(estimate="block", block_size=4, random_state=0),
         HSICShapleySelector(bandwidth="alignment", scales=[1], random_state=0),
     ],
     expected_failed_checks=lambda estimator: SKLEARN_CHECK_BUGS,

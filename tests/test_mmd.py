@@ -53,7 +53,7 @@ def test_matches_enumeration_and_adds_up_to_mmd(estimator, labels):
         ]
     )
     expected = shapley_from_coalition_values(game, d)
-    values = mmd_shapley_values(K, y, estimator=estimator)
+    values = mmd_shapley_values(K, y, estimate=estimator)
     scale = np.abs(game).max()
     np.testing.assert_allclose(values, expected, rtol=0, atol=1e-12 * scale)
     assert abs(game[0]) < 1e-14 and abs(values.sum() - game[-1]) < 1e-12 * scale
@@ -66,16 +66,16 @@ def test_attributor_matches_the_gram_function_and_the_convenience():
     Xs = (X - X.mean(0)) / X.std(0)
     for estimator in ["biased", "unbiased"]:
         attributor = MMDShapleyAttributor(
-            estimator=estimator, scales=[1], value_function="baseline"
+            estimate=estimator, scales=[1], value_function="baseline"
         ).fit(X, y)
         expected = mmd_shapley_values(
-            gram_matrices(Xs, "rbf", attributor.gammas_), y, estimator=estimator
+            gram_matrices(Xs, "rbf", attributor.gammas_), y, estimate=estimator
         )
         np.testing.assert_allclose(attributor.shapley_values_, expected, rtol=1e-11, atol=1e-16)
         assert np.isclose(attributor.mmd_, expected.sum())
     assert list(attributor.classes_) == ["new", "ref"]
     shifted = attribute_shift(
-        X[:30], X[30:], estimator="unbiased", scales=[1], value_function="baseline"
+        X[:30], X[30:], estimate="unbiased", scales=[1], value_function="baseline"
     )
     np.testing.assert_allclose(shifted.shapley_values_, attributor.shapley_values_, rtol=1e-12)
 
@@ -182,7 +182,7 @@ _EXPECTED_FAILURES = {
 @parametrize_with_checks(
     [
         MMDShapleyAttributor(),
-        MMDShapleyAttributor(estimator="unbiased", n_permutations=3, random_state=0),
+        MMDShapleyAttributor(estimate="unbiased", n_permutations=3, random_state=0),
     ],
     expected_failed_checks=lambda estimator: _EXPECTED_FAILURES,
 )

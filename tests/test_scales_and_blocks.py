@@ -57,12 +57,12 @@ def test_mmd_over_scales_is_the_sum_of_normalised_games():
     X = rng.normal(size=(40, 3))
     X[20:, 2] += 1.0
     y = np.repeat([0, 1], 20)
-    attributor = MMDShapleyAttributor(estimator="unbiased", value_function="baseline").fit(X, y)
+    attributor = MMDShapleyAttributor(estimate="unbiased", value_function="baseline").fit(X, y)
     Xs = standardised(X)
     expected = 0.0
     for scale in attributor.scales_:
         K = gram_matrices(Xs, "rbf", 1 / (2 * (attributor.bandwidths_ * scale) ** 2))
-        expected = expected + mmd_shapley_values(K, y, estimator="unbiased") / joint_spread(K)
+        expected = expected + mmd_shapley_values(K, y, estimate="unbiased") / joint_spread(K)
     np.testing.assert_allclose(attributor.shapley_values_, expected, rtol=1e-11)
 
 
@@ -103,12 +103,12 @@ def test_block_mmd_matches_enumeration_of_its_statistic():
     )
     expected = shapley_from_coalition_values(game, 4)
     values = mmd_shapley_values(
-        K, y, estimator="block", block_size=6, n_repetitions=2, random_state=4
+        K, y, estimate="block", block_size=6, n_repetitions=2, random_state=4
     )
     np.testing.assert_allclose(values, expected, rtol=0, atol=1e-12 * np.abs(game).max())
     # The attributor on the same data and seed attributes the same statistic.
     attributor = MMDShapleyAttributor(
-        estimator="block",
+        estimate="block",
         block_size=6,
         n_repetitions=2,
         value_function="baseline",
@@ -118,7 +118,7 @@ def test_block_mmd_matches_enumeration_of_its_statistic():
     Ks = gram_matrices(standardised(X), "rbf", attributor.gammas_)
     np.testing.assert_allclose(
         attributor.shapley_values_,
-        mmd_shapley_values(Ks, y, estimator="block", block_size=6, n_repetitions=2, random_state=4),
+        mmd_shapley_values(Ks, y, estimate="block", block_size=6, n_repetitions=2, random_state=4),
         rtol=1e-11,
     )
 
@@ -128,11 +128,11 @@ def test_block_mmd_is_unbiased_for_the_unbiased_statistic():
     X[30:, 0] += 1.0
     y = np.repeat([0, 1], 30)
     K = gram_matrices(X, "rbf", 0.5)
-    exact = mmd_shapley_values(K, y, estimator="unbiased")
+    exact = mmd_shapley_values(K, y, estimate="unbiased")
     draws = np.array(
         [
             mmd_shapley_values(
-                K, y, estimator="block", block_size=10, n_repetitions=20, random_state=seed
+                K, y, estimate="block", block_size=10, n_repetitions=20, random_state=seed
             )
             for seed in range(200)
         ]
@@ -294,15 +294,15 @@ def test_sample_blocks_are_rebuilt_per_chunk_so_memory_is_bounded():
 
 
 def test_auto_estimator_is_exact_below_a_second_of_work_and_block_above():
-    from pkex_select._selection import resolve_estimator, resolve_repetitions
+    from pkex_select._selection import resolve_estimate, resolve_repetitions
 
-    assert resolve_estimator("auto", 2000, 20, 20, "auto") == "biased"
-    assert resolve_estimator("auto", 2100, 20, 20, "auto") == "block"
-    assert resolve_estimator("auto", 100_000, 5, 20, "auto") == "block"
+    assert resolve_estimate("auto", 2000, 20, 20, "auto") == "biased"
+    assert resolve_estimate("auto", 2100, 20, 20, "auto") == "block"
+    assert resolve_estimate("auto", 100_000, 5, 20, "auto") == "block"
     # Given partitions holding a quarter of all pairs or more save nothing.
-    assert resolve_estimator("auto", 3000, 20, 20, 40) == "biased"
-    assert resolve_estimator("auto", 200, 10_000, 20, "auto") == "biased"
-    assert resolve_estimator("unbiased", 10**6, 20, 20, "auto") == "unbiased"
+    assert resolve_estimate("auto", 3000, 20, 20, 40) == "biased"
+    assert resolve_estimate("auto", 200, 10_000, 20, "auto") == "biased"
+    assert resolve_estimate("unbiased", 10**6, 20, 20, "auto") == "unbiased"
     # "auto" partitions draw the exact estimate's pairs at the switch, 2 x 10^6 at d = 20:
     # never fewer pairs past the switch than before it, and at least 10 partitions.
     switch_pairs = 2000 * 1999 / 2
@@ -319,9 +319,9 @@ def test_auto_estimator_is_exact_below_a_second_of_work_and_block_above():
         HSICShapleySelector(1).fit(X[:300], y[:300]),
         HSICShapleySelector(1).fit(X, y),
         MMDShapleyAttributor(1).fit(X, y),
-        HSICShapleySelector(1, estimator="unbiased").fit(X[:300], y[:300]),
+        HSICShapleySelector(1, estimate="unbiased").fit(X[:300], y[:300]),
     ]
-    assert [f.estimator_ for f in fitted] == ["biased", "block", "block", "unbiased"]
+    assert [f.estimate_ for f in fitted] == ["biased", "block", "block", "unbiased"]
     assert all(f.get_support(indices=True)[0] == 0 for f in fitted)
 
 

@@ -92,7 +92,7 @@ def test_observational_hsic_matches_its_definition(data, estimator):
     everyone = np.arange(K.shape[1])
     game = _game(_hsic(estimator, L), K, _cell_means(K, [(everyone, everyone)]))
     expected = shapley_from_coalition_values(game, N_FEATURES)
-    got = hsic_shapley_values(K, L, estimator=estimator, value_function="observational")
+    got = hsic_shapley_values(K, L, estimate=estimator, value_function="observational")
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12 * np.abs(expected).max())
     assert game[0] == pytest.approx(0.0, abs=1e-15)  # HSIC of a constant kernel
 
@@ -104,7 +104,7 @@ def test_observational_mmd_matches_its_definition(data, estimator):
     removed = _cell_means(K, [(P, P), (Q, Q), (P, Q), (Q, P)])
     game = _game(_mmd(estimator, labels), K, removed)
     expected = shapley_from_coalition_values(game, N_FEATURES)
-    got = mmd_shapley_values(K, labels, estimator=estimator, value_function="observational")
+    got = mmd_shapley_values(K, labels, estimate=estimator, value_function="observational")
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12 * np.abs(expected).max())
     assert got.sum() == pytest.approx(game[-1] - game[0], rel=1e-12)
 
@@ -115,12 +115,12 @@ def test_block_estimators_take_their_means_over_the_drawn_blocks(data):
         observational = function(
             K,
             target,
-            estimator="block",
+            estimate="block",
             block_size=10,
             value_function="observational",
             random_state=0,
         )
-        baseline = function(K, target, estimator="block", block_size=10, random_state=0)
+        baseline = function(K, target, estimate="block", block_size=10, random_state=0)
         assert np.all(np.isfinite(observational))
         assert not np.allclose(observational, baseline)
 

@@ -61,7 +61,7 @@ def select(method, X, y, task, k, seed, *, scale=True):
         selector = HSICShapleySelector(
             n_features_to_select=k,
             value_function=value_function,
-            estimator="biased" if method in ("pkex", "pkex-obs") else "auto",
+            estimate="biased" if method in ("pkex", "pkex-obs") else "auto",
             random_state=seed,  # the block estimator's partitions
         )
         return np.sort(selector.fit(X, y).get_support(indices=True))

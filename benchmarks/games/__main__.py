@@ -16,7 +16,7 @@ Scenarios where a dominant feature stands beside moderate ones, and partial null
   and 0.4 sd in features 1 and 2;
 - ``mmd-partial-null``: two samples of 150, d = 20, features 0 and 1 shifted by 0.5 sd;
 - ``block-categorical``: n = 3000, y = sin(2 x0) + 0.5 x1^2 + 0.3 e, four more numeric noise
-  columns and two random categorical columns with 10 and 50 levels, ``estimator="block"``.
+  columns and two random categorical columns with 10 and 50 levels, ``estimate="block"``.
 
 For each game (``value_function``) and data set, one fit with the defaults otherwise,
 ``--permutations`` permutations and ``alpha=0.05`` (maxT): how often each relevant feature is
@@ -155,7 +155,7 @@ def one_fit(scenario, game, seed, n_permutations):
     start = time.perf_counter()
     if scenario == "block-categorical":
         fitted = HSICShapleySelector(
-            estimator="block", value_function=game, categorical_features=[6, 7], random_state=seed
+            estimate="block", value_function=game, categorical_features=[6, 7], random_state=seed
         ).fit(X, y)
         ranks = fitted.ranking_
         return {

@@ -8,7 +8,7 @@ resident set during one fit):
 
 - ``pkex-exact``: ``HSICShapleySelector()`` (biased HSIC over all n(n-1)/2 pairs), one thread,
   and ``pkex-exact-2jobs`` with ``n_jobs=2``;
-- ``pkex-block``: ``HSICShapleySelector(estimator="block")`` (B = 20, M = 3);
+- ``pkex-block``: ``HSICShapleySelector(estimate="block")`` (B = 20, M = 3);
 - ``hsiclasso``: pyHSICLasso's block HSIC Lasso, B = 20, M = 3, ``n_jobs=1``.
 
 ``recovered`` counts how many of the four relevant features are among the top four.
@@ -58,7 +58,7 @@ def fitter(method):
     params = {
         "pkex-exact": {},
         "pkex-exact-2jobs": {"n_jobs": 2},
-        "pkex-block": {"estimator": "block", "random_state": 0},
+        "pkex-block": {"estimate": "block", "random_state": 0},
     }[method]
 
     def fit(X, y):

@@ -77,7 +77,7 @@ def at_scale(n_per_sample, seed):
 
     X, y = drifted(n_per_sample, seed)
     params = {
-        "estimator": "block",
+        "estimate": "block",
         "n_permutations": 199,
         "alpha": ALPHA,
         "n_jobs": 2,
@@ -112,9 +112,9 @@ def at_scale(n_per_sample, seed):
     errors, agree = [], 0
     for k in range(5):
         X, y = drifted(2000, seed + k)
-        exact = MMDShapleyAttributor(estimator="unbiased", n_jobs=2).fit(X, y).shapley_values_
+        exact = MMDShapleyAttributor(estimate="unbiased", n_jobs=2).fit(X, y).shapley_values_
         block = (
-            MMDShapleyAttributor(estimator="block", n_jobs=2, random_state=seed + k)
+            MMDShapleyAttributor(estimate="block", n_jobs=2, random_state=seed + k)
             .fit(X, y)
             .shapley_values_
         )

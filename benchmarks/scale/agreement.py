@@ -1,4 +1,4 @@
-"""How well the block estimator agrees with the exact one where ``estimator="auto"`` switches.
+"""How well the block estimator agrees with the exact one where ``estimate="auto"`` switches.
 
     python -m benchmarks.scale.agreement [--n 4000] [--seeds 5]
 
@@ -44,11 +44,11 @@ def main(argv=None):
     for task in ("regression", "classification"):
         for seed in range(args.seeds):
             X, y = _data(task, args.n, seed)
-            exact, exact_time = _fit(X, y, estimator="biased")
+            exact, exact_time = _fit(X, y, estimate="biased")
             top = set(np.argsort(-exact)[:5])
             for block_size, repetitions in SETTINGS:
                 values, seconds = _fit(
-                    X, y, estimator="block", block_size=block_size, n_repetitions=repetitions
+                    X, y, estimate="block", block_size=block_size, n_repetitions=repetitions
                 )
                 rows.append(
                     {

@@ -7,7 +7,7 @@ Users wrap grid searches in ``joblib.parallel_backend("loky")``; the chunks of p
 still run in threads then (a process per chunk re-imports the package and reloads the
 compiled kernels). friedman1 at ``--rows`` x ``--features``, two fits: the default
 (``HSICShapleySelector(n_features_to_select=5)``, the model game) and the exact ANOVA game
-with its 99 permutations (``estimator="biased", alpha=0.05, n_permutations=99``), each with
+with its 99 permutations (``estimate="biased", alpha=0.05, n_permutations=99``), each with
 ``n_jobs=2`` under no backend, loky and threading, the smallest wall time of ``--repeats``
 fits (the compiled kernels and the loky workers warmed up first). The baseline is the same
 fit with ``n_jobs=2`` and no enclosing backend.
@@ -54,7 +54,7 @@ def main(argv=None):
     fits = {
         "default (model game)": lambda: HSICShapleySelector(5, n_jobs=2, random_state=0),
         "exact ANOVA game, 99 permutations": lambda: HSICShapleySelector(
-            estimator="biased", alpha=0.05, n_permutations=99, n_jobs=2, random_state=0
+            estimate="biased", alpha=0.05, n_permutations=99, n_jobs=2, random_state=0
         ),
     }
     for backend in (None, "loky", "threading"):  # warm up the kernels and the loky workers

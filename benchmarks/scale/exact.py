@@ -2,7 +2,7 @@
 
     python -m benchmarks.scale.exact [--rows 5875] [--out DIR]
 
-The fit is ``HSICShapleySelector(estimator="biased", value_function="anova",
+The fit is ``HSICShapleySelector(estimate="biased", value_function="anova",
 n_features_to_select=5)``: the exact ANOVA game over all n (n - 1) / 2 pairs at the two
 bandwidth scales (1, sqrt d), the game every ``alpha=`` test attributes. Its floor is what
 no implementation of that game can skip, measured on the same pairs in the same process:
@@ -46,7 +46,7 @@ def main(argv=None):
 
     def make():
         return HSICShapleySelector(
-            estimator="biased", value_function="anova", n_features_to_select=5, random_state=0
+            estimate="biased", value_function="anova", n_features_to_select=5, random_state=0
         )
 
     make().fit(X[:300], y[:300])  # compile outside the timing

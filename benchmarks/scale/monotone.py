@@ -5,7 +5,7 @@
                                         [--out benchmarks/scale/results]
 
 friedman1 (``make_friedman1(n, d, noise=1)``), ``HSICShapleySelector(n_features_to_select=5)``
-with its defaults (``estimator="auto"``, ``n_repetitions="auto"``) against scikit-learn's
+with its defaults (``estimate="auto"``, ``n_repetitions="auto"``) against scikit-learn's
 ``mutual_info_regression``, one thread (``OMP_NUM_THREADS=1`` for numba,
 ``threadpool_limits(1)`` for BLAS, ``n_jobs=None``), the smallest CPU time of ``--repeats``
 fits in this process (the compiled kernels warmed up first). The ratio column is the
@@ -63,8 +63,8 @@ def main(argv=None):
         rows.append(
             {
                 "n": n,
-                "estimator": selector.estimator_,
-                "partitions": selector.n_repetitions_ if selector.estimator_ == "block" else "",
+                "estimator": selector.estimate_,
+                "partitions": selector.n_repetitions_ if selector.estimate_ == "block" else "",
                 "seconds": round(seconds, 3),
                 "mutual_info_seconds": round(mi_seconds, 3),
                 "ratio": round(seconds / mi_seconds, 1),

@@ -11,7 +11,7 @@ time (``threadpool_limits(1)``), compiled kernels warmed up first:
   partitions.
 - MMD: two samples of 50,000 x 20, the second shifted by 0.1 sd in feature 0 and scaled by
   1.1 in feature 1, ``attribute_shift(alpha=0.05)`` against ``attribute_shift()``.
-- The exact estimate (``estimator="biased"``): HSIC on n = 2000, d = 20 with a continuous y
+- The exact estimate (``estimate="biased"``): HSIC on n = 2000, d = 20 with a continuous y
   (the weights gathered from an n x n table), and MMD on the first 1000 rows of each sample.
 
 The floor of the permutations is the product of the permuted pair weights with the pair
@@ -117,17 +117,17 @@ def main(argv=None):
     n = 2000
     X = rng.normal(size=(n, 20))
     y = X[:, 0] + np.sin(2 * X[:, 1]) + 0.5 * rng.normal(size=n)
-    HSICShapleySelector(estimator="biased", alpha=0.05).fit(X[:300], y[:300])
-    HSICShapleySelector(estimator="biased", value_function="anova").fit(X[:300], y[:300])
+    HSICShapleySelector(estimate="biased", alpha=0.05).fit(X[:300], y[:300])
+    HSICShapleySelector(estimate="biased", value_function="anova").fit(X[:300], y[:300])
     tested_seconds, tested = cpu(
         HSICShapleySelector(
-            estimator="biased", alpha=0.05, n_permutations=args.permutations, random_state=0
+            estimate="biased", alpha=0.05, n_permutations=args.permutations, random_state=0
         ).fit,
         X,
         y,
     )
     plain_seconds, _ = cpu(
-        HSICShapleySelector(estimator="biased", value_function="anova", random_state=0).fit,
+        HSICShapleySelector(estimate="biased", value_function="anova", random_state=0).fit,
         X,
         y,
     )
@@ -138,18 +138,18 @@ def main(argv=None):
     print(rows[-1], flush=True)
 
     P, Q = P[:1000], Q[:1000]
-    attribute_shift(P[:100], Q[:100], estimator="biased", alpha=0.05)
-    attribute_shift(P[:100], Q[:100], estimator="biased")
+    attribute_shift(P[:100], Q[:100], estimate="biased", alpha=0.05)
+    attribute_shift(P[:100], Q[:100], estimate="biased")
     tested_seconds, tested = cpu(
         attribute_shift,
         P,
         Q,
-        estimator="biased",
+        estimate="biased",
         alpha=0.05,
         n_permutations=args.permutations,
         random_state=0,
     )
-    plain_seconds, _ = cpu(attribute_shift, P, Q, estimator="biased", random_state=0)
+    plain_seconds, _ = cpu(attribute_shift, P, Q, estimate="biased", random_state=0)
     pairs = 2000 * 1999 // 2
     floor = floor_seconds(args.permutations, pairs, 20 * len(tested.scales_), rng)
     case = "MMD exact, 2 x 1000 x 20"
