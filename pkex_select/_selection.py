@@ -1,8 +1,9 @@
 """Shared base of the Shapley-value feature selectors (HSIC and MMD).
 
 The two public estimators differ only in how the pair weights are built from y; everything
-else (validation, standardisation, bandwidths, streaming the pairs, permutation p-values,
-selection by count, fraction or threshold, tags) lives here once.
+else (validation, standardisation, bandwidths, the call to the engine and the tests, the
+fitted attributes, knockoff draws, tags) lives here once. Which question the parameters ask,
+and the selection that answers it, is in _questions.py.
 """
 
 import math
