@@ -145,7 +145,7 @@ def hsic_shapley_values(
     """
     K, L = check_gram_matrices(K, L)
     return _pairgame.gram_attribution(
-        HSIC(renamed_estimate(estimate, estimator, stacklevel=3), block_size, n_repetitions),
+        HSIC(renamed_estimate(estimate, estimator, stacklevel=4), block_size, n_repetitions),
         K,
         TargetGram(L),
         scales=scales,

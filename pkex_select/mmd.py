@@ -136,7 +136,7 @@ def mmd_shapley_values(
     if len(y) != n:
         raise ValueError(f"y has {len(y)} labels for {n} samples.")
     return _pairgame.gram_attribution(
-        MMD(renamed_estimate(estimate, estimator, stacklevel=3), block_size, n_repetitions),
+        MMD(renamed_estimate(estimate, estimator, stacklevel=4), block_size, n_repetitions),
         K,
         MMD.target(y),
         scales=scales,

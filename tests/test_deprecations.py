@@ -37,8 +37,9 @@ def test_the_functions_take_the_old_name_too(data):
     X, y = data
     K = gram_matrices(X, "rbf", 0.5)
     L = gram_matrices(y[:, None], "rbf", 0.5)[0]
-    with pytest.warns(FutureWarning, match="estimator was renamed estimate"):
+    with pytest.warns(FutureWarning, match="estimator was renamed estimate") as caught:
         old = hsic_shapley_values(K, L, estimator="unbiased")
+    assert caught[0].filename == __file__  # the caller's line, not a wrapper's
     np.testing.assert_array_equal(old, hsic_shapley_values(K, L, estimate="unbiased"))
     labels = np.arange(len(y)) % 2
     with pytest.warns(FutureWarning):
