@@ -27,8 +27,8 @@ _BAR_WIDTH = 30
 _VERBOSE_FROM = 3000
 # The kernel on the target for each --task.
 _TARGET_KERNELS = {"auto": "auto", "classification": "delta", "regression": "rbf"}
-# The fewest rows each --estimator is defined for (the block estimator's default block size).
-_MIN_ROWS = {"auto": 2, "biased": 2, "unbiased": 4, "block": 20}
+# The HSIC estimates --estimator names (the selector's estimate).
+_ESTIMATES = ["auto", "biased", "unbiased", "block"]
 _COMMON_DEFAULTS = {
     "k": None,
     "alpha": None,
@@ -130,7 +130,7 @@ def _common_options():
     )
     common.add_argument(
         "--estimator",
-        choices=list(_MIN_ROWS),
+        choices=_ESTIMATES,
         help="HSIC estimate to attribute (default: auto, the exact biased "
         "estimate up to a few seconds of work, the block estimate beyond)",
     )
@@ -209,6 +209,15 @@ def _parse(argv):
     for name, default in _COMMON_DEFAULTS.items():
         if not hasattr(args, name):
             setattr(args, name, default)
+    # The flags may stand before and after the command, so argparse cannot tell that they
+    # exclude each other.
+    given = [f"--{name}" for name in ("k", "alpha", "fdr") if getattr(args, name) is not None]
+    if len(given) > 1:
+        raise UsageError(
+            f"give one of --k, --alpha and --fdr, not {' and '.join(given)}: --k selects a "
+            "number of features, --alpha those whose adjusted p-value is at most alpha, --fdr "
+            "those knockoffs select at that false discovery rate"
+        )
     return args
 
 
@@ -239,40 +248,10 @@ def rank(
 ):
     """Fit the selector the command line describes; problems become :class:`UsageError`."""
     from . import HSICShapleySelector
-    from ._pvalues import permutations_needed, smallest_adjusted_pvalue
+    from ._questions import TooFewPermutationsWarning, tests_affordable
     from ._spelling import command_line
     from ._validation import TargetTypeWarning
 
-    given = [flag for flag, value in (("--k", k), ("--alpha", alpha), ("--fdr", fdr)) if value]
-    if len(given) > 1:
-        raise UsageError(
-            f"give one of --k, --alpha and --fdr, not {' and '.join(given)}: --k selects a "
-            "number of features, --alpha those whose adjusted p-value is at most alpha, --fdr "
-            "those knockoffs select at that false discovery rate"
-        )
-    if (
-        alpha is None
-        and k is None
-        and fdr is None
-        and permutations != 0
-        and (permutations or _tests_affordable(X.shape, estimator))
-    ):
-        alpha = _DEFAULT_ALPHA
-    smallest = permutations and smallest_adjusted_pvalue("maxT", permutations, X.shape[1])
-    if alpha is not None and permutations and smallest > alpha:
-        raise UsageError(
-            f"with {permutations} permutations no p-value is below "
-            f"{smallest:.3g}, so none can be <= {alpha:g}; use "
-            f"--permutations {permutations_needed('maxT', alpha, 1)} or more, "
-            "or --k"
-        )
-    if k is not None and k > X.shape[1]:
-        raise UsageError(f"--k must be between 1 and the number of features ({X.shape[1]})")
-    if len(X) < _MIN_ROWS[estimator]:
-        raise UsageError(
-            f"--estimator {estimator} needs at least {_MIN_ROWS[estimator]} "
-            f"rows, got {len(X)}; use --estimator biased"
-        )
     selector = HSICShapleySelector(
         n_features_to_select=k if k is not None else 0.2,
         estimate=estimator,
@@ -285,17 +264,22 @@ def rank(
     )
     if value_function is not None:
         selector.set_params(value_function=value_function)
+    if k is None and alpha is None and fdr is None and permutations != 0:
+        if permutations or tests_affordable(selector, *X.shape):
+            selector.set_params(alpha=_DEFAULT_ALPHA)
     with warnings.catch_warnings(record=True) as caught, command_line(_SPELLING):
-        # Our warnings become notes, under -W error too.
+        # Our warnings become notes, under -W error too; too few permutations for --alpha
+        # stop the run, which could select nothing.
         warnings.simplefilter("always", UserWarning)
+        warnings.simplefilter("error", TooFewPermutationsWarning)
         try:
             selector.fit(X, y)
-        except ValueError as error:
-            raise UsageError(_in_flags(str(error))) from None
+        except (ValueError, TooFewPermutationsWarning) as error:
+            raise UsageError(str(error)) from None
 
-    for warning in caught:  # the target's type in the CLI's own words; the others in its flags
+    for warning in caught:  # the target's type in the CLI's own words; the others as they are
         if not issubclass(warning.category, TargetTypeWarning):
-            note(_in_flags(str(warning.message)))
+            note(str(warning.message))
     if any(issubclass(w.category, TargetTypeWarning) for w in caught):
         guess = _task(selector)
         other = "regression" if guess == "classification" else "classification"
@@ -304,22 +288,6 @@ def rank(
             f"{guess}; use --task {other} if it is not"
         )
     return selector
-
-
-def _tests_affordable(shape, estimator):
-    """Whether the default may test every column: where the exact estimate is attributed
-    (its 999 permutations cost one matrix product per chunk of pairs; ``python -m
-    benchmarks.scale``), not on the block estimate of large files, and from 10 rows on
-    (fewer have too few distinct permutations for a p-value of 0.05 after correction)."""
-    from . import HSICShapleySelector
-    from ._selection import resolve_estimate
-
-    defaults = HSICShapleySelector()  # the block partitions the CLI's selector will use
-    n_rows, n_columns = shape
-    return n_rows >= 10 and (
-        resolve_estimate(estimator, n_rows, n_columns, defaults.block_size, defaults.n_repetitions)
-        != "block"
-    )
 
 
 # The selector's parameters as the command line's flags (pkex_select._spelling), with the
@@ -333,27 +301,6 @@ _SPELLING = {
     "estimate": ("--estimator", {}),
     "target_kernel": ("--task", {"delta": "classification", "rbf": "regression"}),
 }
-# The selector's words for what the user can change, and the CLI's, for messages that do not
-# spell their parameters yet.
-_FLAGS = {
-    "use target_kernel='rbf'": "use --task regression",
-    "Set target_kernel='rbf'": "Use --task regression",
-    "Set target_kernel='delta'": "Use --task classification",
-    "n_permutations=": "--permutations ",
-    "Input X": "The feature columns",
-    "Input y": "The target",
-    "at fdr=": "at --fdr ",
-    "a larger fdr": "a larger --fdr",
-    "ask another question: alpha (every feature y is related to) or n_features_to_select": (
-        "ask another question: --alpha (every column y is related to) or --k"
-    ),
-}
-
-
-def _in_flags(message):
-    for words, flags in _FLAGS.items():
-        message = message.replace(words, flags)
-    return message
 
 
 def _task(selector):

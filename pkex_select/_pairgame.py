@@ -23,6 +23,7 @@ from ._pvalues import CORRECTIONS, PermutationTests, permutation_tests, settled
 from ._quadrature import DEFAULT_TOL
 from ._scheduling import progress_printer, run_tasks
 from ._sklearn_compat import Interval, StrOptions
+from ._spelling import spelled
 from ._statistics import VALUE_FUNCTIONS, PairWeights
 
 # How many times TASK_BYTES the weights of one chunk may take (32 MiB).
@@ -480,7 +481,7 @@ def _check_permutation_memory(n_samples, n_permutations):
     if needed > _PERMUTATION_BYTES:
         most = _PERMUTATION_BYTES // (4 * n_samples) - 1
         raise ValueError(
-            f"n_permutations={n_permutations} over {n_samples} samples needs "
+            f"{spelled('n_permutations', n_permutations)} over {n_samples} samples needs "
             f"{needed / 2**30:.3g} GiB for the permutations alone; use at most {most} "
             "(999 give p-values down to 0.001)."
         )

@@ -5,7 +5,7 @@
 - :class:`FamilyWiseTest` (``alpha``): which features is y related to, at a family-wise
   error rate? The adjusted permutation p-values at most alpha.
 - :class:`Knockoffs` (``fdr``): which features tell about y what the others do not, at a
-  false discovery rate? Model-X knockoffs.
+  false discovery rate? Model-X knockoffs, with a statistic from _knockoff_statistics.py.
 
 A selector keeps flat parameters (grid searches set them one by one); :func:`question_of`
 reads which question they ask, and the question checks the parameters it reads, resolves the
@@ -19,16 +19,21 @@ from numbers import Integral
 
 import numpy as np
 
+from . import knockoffs
+from ._knockoff_statistics import knockoff_statistic
 from ._pvalues import permutations_needed, smallest_adjusted_pvalue
+from ._ridge_game import MODEL_GAMES
 from ._spelling import spelled
+from ._validation import column_names
 
 __all__ = [
-    "MODEL_GAMES",
     "FamilyWiseTest",
+    "TooFewPermutationsWarning",
     "Knockoffs",
     "Ranking",
     "question_of",
     "resolve_value_function",
+    "tests_affordable",
 ]
 
 # Permutations when alpha asks for selection and n_permutations is None (measured: 999 keep a
@@ -40,8 +45,11 @@ DEFAULT_SELECTION_PERMUTATIONS = 999
 # nodes per pair (12 s at n = 100, d = 2000, against 0.7 s for the ANOVA game, whose weight
 # 6/d keeps its factors near 1).
 RANKED_GAME_MAX_FEATURES = 100
-# The games of a kernel ridge fitted to y (see _ridge_game.py).
-MODEL_GAMES = ("model", "model+anova")
+
+
+class TooFewPermutationsWarning(UserWarning):
+    """``alpha`` can select no feature: the permutations are too few for an adjusted p-value
+    to reach it (the command line refuses such a run before it starts)."""
 
 
 def resolve_value_function(value_function, tested, n_features, ranked_game="baseline"):
@@ -60,6 +68,20 @@ def resolve_value_function(value_function, tested, n_features, ranked_game="base
     if tested or n_features > RANKED_GAME_MAX_FEATURES:
         return "anova"
     return ranked_game
+
+
+def tests_affordable(selector, n_samples, n_features):
+    """Whether ``selector`` can test every feature at alpha in seconds on data of this shape:
+    where it attributes an exact estimate (its 999 permutations cost one matrix product per
+    chunk of pairs; ``python -m benchmarks.scale``), not the block estimate of large data,
+    and from 10 samples on (fewer have too few distinct permutations for a p-value of 0.05
+    after correction). The command line tests by default where this holds."""
+    from ._selection import resolve_estimate  # _selection imports this module
+
+    estimate = resolve_estimate(
+        selector.estimate, n_samples, n_features, selector.block_size, selector.n_repetitions
+    )
+    return n_samples >= 10 and estimate != "block"
 
 
 def threshold_value(threshold, values):
@@ -165,9 +187,20 @@ class Ranking(Question):
         return ranked & (values > 0) if selector._positive_only else ranked
 
     def select(self, selector, X, target, attribute, statistic):
-        """Where only positive values count (``_positive_only``), warn when fewer features
-        have one than the count asks for."""
-        if not selector._positive_only or selector.threshold is not None:
+        """Warn when the count asks for more features than there are, or (where only positive
+        values count, ``_positive_only``) than have a positive value."""
+        if selector.threshold is not None:
+            return
+        asked = selector.n_features_to_select
+        if isinstance(asked, Integral) and asked > selector.n_features_in_:
+            warnings.warn(
+                f"{spelled('n_features_to_select', asked)} is more than the "
+                f"{selector.n_features_in_} features there are; every feature that varies is "
+                "selected.",
+                UserWarning,
+                stacklevel=4,
+            )
+        if not selector._positive_only:
             return
         positive = int(np.sum((selector.shapley_values_ > 0) & ~selector._constant_mask_))
         asked = self.n_selected(selector)
@@ -176,7 +209,7 @@ class Ranking(Question):
                 f"Only {positive} of the {asked} features asked for have a positive value "
                 f"(the statistic is {statistic:.3g}): the others do not make "
                 "the samples differ, so they are not selected. Test whether the samples "
-                "differ at all with alpha (or n_permutations).",
+                f"differ at all with {spelled('alpha')} (or {spelled('n_permutations')}).",
                 UserWarning,
                 stacklevel=4,
             )
@@ -208,12 +241,12 @@ class FamilyWiseTest(Question):
         smallest = smallest_adjusted_pvalue(correction, selector.n_permutations, family_size)
         if smallest > alpha:
             warnings.warn(
-                f"With {selector.n_permutations} permutations the smallest adjusted p-value "
-                f"that correction={correction!r} can give over {family_size} features is "
-                f"{smallest:.3g}, above alpha={alpha}: no feature can be selected. Use "
-                f"n_permutations={needed} or more (or leave it at None)"
-                + (", or the maxT correction." if correction != "maxT" else "."),
-                UserWarning,
+                f"With {spelled('n_permutations', selector.n_permutations)} the smallest "
+                f"adjusted p-value the {correction} correction can give over {family_size} "
+                f"features is {smallest:.3g}, above {spelled('alpha', alpha)}: no feature can "
+                f"be selected. Use {spelled('n_permutations', needed)} or more (or leave it "
+                "out)" + (", or the maxT correction." if correction != "maxT" else "."),
+                TooFewPermutationsWarning,
                 stacklevel=4,
             )
         return selector.n_permutations
@@ -237,7 +270,84 @@ class Knockoffs(Question):
         )
 
     def select(self, selector, X, target, attribute, statistic):
-        selector._select_by_knockoffs(X, target, attribute, self)
+        """Model-X knockoffs (see :mod:`pkex_select.knockoffs`): W per group and draw, the
+        derandomised selection at false discovery rate ``fdr``."""
+        if selector._categorical_mask_.any():
+            names = column_names(selector, selector._categorical_mask_)
+            raise ValueError(
+                f"{spelled('fdr')} builds Gaussian knockoffs, which need numeric features; "
+                f"{names} are categorical. One-hot encode them (the knockoffs of 0/1 columns "
+                "then match their first two moments only) or select with "
+                f"{spelled('alpha')}."
+            )
+        varying = np.flatnonzero(~selector._constant_mask_)
+        if varying.size == 0:
+            raise ValueError("fdr needs at least one feature that varies; all are constant.")
+        groups = selector.knockoff_groups
+        if not isinstance(groups, str) and groups is not None:
+            groups = self.group_labels(selector, groups)[varying]
+        design = knockoffs.knockoff_design(X[:, varying], groups)
+        labels = design.labels
+        W_statistic = knockoff_statistic(
+            selector, self.statistic_game(selector, 2 * varying.size), attribute
+        )
+        statistics, names = [], []
+        for knockoff in design.sample(selector.n_knockoffs, selector._random_state):
+            statistics.append(
+                np.bincount(labels, weights=W_statistic.fit(design.standardised, knockoff, target))
+            )
+            names.append(W_statistic.name_)
+        statistics = np.array(statistics)
+        fdr = selector.fdr
+        selected, e_values, thresholds = knockoffs.derandomised_selection(
+            statistics, fdr, fdr if selector.n_knockoffs == 1 else fdr / 2
+        )
+        selector.knockoff_shrinkage_ = design.shrunk
+        selector.e_values_, selector.knockoff_thresholds_ = e_values, thresholds
+        selector.knockoff_statistics_ = statistics
+        selector.knockoff_groups_ = np.full(selector.n_features_in_, -1, dtype=np.intp)
+        selector.knockoff_groups_[varying] = labels
+        selector.selected_groups_ = np.flatnonzero(selected)
+        selector.knockoff_value_functions_ = np.array(names)
+        if not selected.any():
+            several = (
+                "" if selector.n_knockoffs == 1 else " (about twice as many over several draws)"
+            )
+            warnings.warn(
+                f"No feature selected at {spelled('fdr', fdr)}: knockoff+ selects only "
+                f"when at least {math.ceil(1 / fdr)} features (or groups) have a statistic "
+                f"above its threshold and none below minus it{several}, so with fewer "
+                f"relevant ones it selects nothing ({labels.max() + 1} groups here). Use a "
+                f"larger {spelled('fdr')} (0.2 or more), or ask another question: "
+                f"{spelled('alpha')} (every feature y is related to) or "
+                f"{spelled('n_features_to_select')}.",
+                UserWarning,
+                stacklevel=4,
+            )
+
+    @staticmethod
+    def group_labels(selector, groups):
+        """``knockoff_groups`` checked: one integer or string label per feature."""
+        n_features = selector.n_features_in_
+        message = (
+            f"knockoff_groups must hold one label per feature (an integer or a string), "
+            f"{n_features} in all, so that each feature is in exactly one group "
+            "(groups do not overlap)"
+        )
+        try:
+            labels = np.asarray(groups)
+        except ValueError:  # NumPy's "inhomogeneous shape": nested lists of differing sizes
+            raise ValueError(f"{message}; got nested lists.") from None
+        if labels.shape != (n_features,):
+            raise ValueError(f"{message}; got shape {labels.shape}.")
+        bad = [
+            label
+            for label in labels.tolist()
+            if isinstance(label, bool) or not isinstance(label, (Integral, str))
+        ]
+        if bad:
+            raise ValueError(f"{message}; got {bad[0]!r}.")
+        return labels
 
     def support(self, selector):
         if not hasattr(selector, "e_values_"):

@@ -26,6 +26,7 @@ from .kernels import pair_factors
 
 __all__ = [
     "MIN_MODEL_SAMPLES",
+    "MODEL_GAMES",
     "dropped_categories",
     "explained_values",
     "model_rows",
@@ -57,6 +58,10 @@ _CATEGORY_GAIN = 0.01
 # The rows of restored_features and dropped_categories: one eigendecomposition per column
 # tried.
 _RESTORE_ROWS = 400
+
+
+# The games of a kernel ridge fitted to y: its explanation, and beside it the ANOVA game.
+MODEL_GAMES = ("model", "model+anova")
 
 
 def model_rows(n_samples, n_features, random_state=None):

@@ -2,8 +2,8 @@
 
 The two public estimators differ only in how the pair weights are built from y; everything
 else (validation, standardisation, bandwidths, the call to the engine and the tests, the
-fitted attributes, knockoff draws, tags) lives here once. Which question the parameters ask,
-and the selection that answers it, is in _questions.py.
+fitted attributes, tags) lives here once. Which question the parameters ask, and the
+selection that answers it (the knockoff draws too), is in _questions.py.
 """
 
 import math
@@ -19,7 +19,7 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted, check_memory, validate_data
 from threadpoolctl import threadpool_limits
 
-from . import _pairgame, knockoffs
+from . import _pairgame
 from ._bandwidth_alignment import aligned_bandwidths, alignment_rows
 from ._features import (
     JointFactors,
@@ -30,16 +30,15 @@ from ._features import (
 )
 from ._interactions import INDICES
 from ._pvalues import CORRECTIONS
-from ._questions import MODEL_GAMES, question_of
+from ._questions import question_of
 from ._ridge_game import (
     MIN_MODEL_SAMPLES,
+    MODEL_GAMES,
     dropped_categories,
-    explained_values,
     model_rows,
     model_values,
     restore_rows,
     restored_features,
-    ridge_fit,
 )
 from ._scheduling import progress_printer
 from ._sklearn_compat import HasMethods, Interval, StrOptions, get_output_config
@@ -121,15 +120,6 @@ def resolve_estimate(estimate, n_samples, n_features, block_size, n_repetitions)
     return "biased" if block_pairs * 4 > exact_pairs else "block"
 
 
-# Knockoffs with value_function="auto" take the lasso statistic where the lasso explains at
-# least this share of the variance the model game's kernel ridge explains. On 15 data sets
-# of each of eight of benchmarks.knockoffs' designs the share was 0.98-1.40 on linear
-# responses, where the lasso has the most power, and 0.08-0.51 on nonlinear and interaction
-# ones; the benchmark's 100 per design chose the lasso on 400 of 400 linear data sets and 1
-# of 900 others.
-_LINEAR_SHARE = 0.9
-
-
 def resolve_selection_scales(scales, value_function, resolved):
     """The bandwidth scales of the game ``resolved``: "auto" is one scale for the model
     games (a kernel ridge fits one kernel; a given scale multiplies its bandwidths, and
@@ -162,13 +152,6 @@ def resolve_bandwidth_rule(bandwidth, value_function):
     if bandwidth != "auto":
         return bandwidth
     return "alignment" if value_function in MODEL_GAMES else "median"
-
-
-def _column_names(estimator, mask):
-    """The names (or indices) of the columns in ``mask``, for messages."""
-    names = getattr(estimator, "feature_names_in_", None)
-    columns = names[mask] if names is not None else np.flatnonzero(mask)
-    return ", ".join(map(str, columns))
 
 
 def _positive_shares(values):
@@ -481,130 +464,6 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             anova_weight=self.anova_weight,
         )
         return (_positive_shares(model_values) + _positive_shares(evidence.values)) / 2
-
-    def _knockoff_statistic(self, original, knockoff, target, attribute, game):
-        """W_j = phi_j - phi_j~ in ``game`` on the columns [original, knockoff], and the game
-        or statistic it came from: swapping a column with its knockoff swaps their values
-        (the Shapley value is symmetric in the players, and each column's standardisation
-        and bandwidth travel with it; aligned bandwidths and the model game's ridge treat
-        the columns alike too).
-
-        With ``value_function="auto"`` the model game gives way to the lasso statistic where
-        a lasso on the same columns explains at least ``_LINEAR_SHARE`` of the variance the
-        kernel ridge explains. Both fits see the columns as a set, so the choice is the same
-        after any swap and W keeps its flip-sign property."""
-        columns = np.hstack([original, knockoff])
-        memory = check_memory(None)
-        prepared = self._prepare_features(
-            columns, np.zeros(columns.shape[1], dtype=bool), target, game, memory, restore=False
-        )
-        if game in MODEL_GAMES:
-            rows = model_rows(*columns.shape, self._random_state)
-            factors, weights, kernel_r2 = ridge_fit(
-                prepared.data[rows],
-                prepared.kernels,
-                prepared.gammas[0],
-                self._ridge_targets(target, rows),
-                prepared.mismatch_factors,
-            )
-            if self.value_function == "auto":
-                # Decided before the explanation, which a lasso statistic does not need.
-                W, lasso_r2 = knockoffs.lasso_statistic(
-                    original, knockoff, self._ridge_targets(target, np.arange(columns.shape[0]))
-                )
-                if lasso_r2 >= _LINEAR_SHARE * kernel_r2:
-                    return W, "lasso"
-            values = explained_values(factors, weights, self.n_jobs)
-            if game == "model+anova":
-                numeric = np.zeros(columns.shape[1], dtype=bool)
-                values = self._model_anova_values(values, columns, numeric, target, memory)
-            return values[: original.shape[1]] - values[original.shape[1] :], game
-        values = attribute(
-            self._statistic(),
-            prepared.factors(),
-            target,
-            scales=prepared.scales,
-            n_permutations=0,
-            correction=self.correction,
-            random_state=self._random_state,
-            n_jobs=self.n_jobs,
-            value_function=game,
-            anova_weight=self.anova_weight,
-        ).values
-        return values[: original.shape[1]] - values[original.shape[1] :], game
-
-    def _select_by_knockoffs(self, X, target, attribute, question):
-        """Model-X knockoffs (see :mod:`pkex_select.knockoffs`): W per group and draw, the
-        derandomised selection at false discovery rate ``fdr``."""
-        if self._categorical_mask_.any():
-            names = _column_names(self, self._categorical_mask_)
-            raise ValueError(
-                f"{spelled('fdr')} builds Gaussian knockoffs, which need numeric features; "
-                f"{names} are categorical. One-hot encode them (the knockoffs of 0/1 columns "
-                "then match their first two moments only) or select with "
-                f"{spelled('alpha')}."
-            )
-        varying = np.flatnonzero(~self._constant_mask_)
-        if varying.size == 0:
-            raise ValueError("fdr needs at least one feature that varies; all are constant.")
-        groups = self.knockoff_groups
-        if not isinstance(groups, str) and groups is not None:
-            groups = self._knockoff_group_labels(groups)[varying]
-        design = knockoffs.knockoff_design(X[:, varying], groups)
-        self.knockoff_shrinkage_ = design.shrunk
-        labels, standardised = design.labels, design.standardised
-        draws = design.sample(self.n_knockoffs, self._random_state)
-        game = question.statistic_game(self, 2 * varying.size)
-        statistics, games = zip(
-            *(
-                self._knockoff_statistic(standardised, knockoff, target, attribute, game)
-                for knockoff in draws
-            )
-        )
-        statistics = np.array([np.bincount(labels, weights=W) for W in statistics])
-        selected, self.e_values_, self.knockoff_thresholds_ = knockoffs.derandomised_selection(
-            statistics, self.fdr, self.fdr if self.n_knockoffs == 1 else self.fdr / 2
-        )
-        self.knockoff_statistics_ = statistics
-        self.knockoff_groups_ = np.full(self.n_features_in_, -1, dtype=np.intp)
-        self.knockoff_groups_[varying] = labels
-        self.selected_groups_ = np.flatnonzero(selected)
-        self.knockoff_value_functions_ = np.array(games)
-        if not selected.any():
-            needed = math.ceil(1 / self.fdr)
-            several = "" if self.n_knockoffs == 1 else " (about twice as many over several draws)"
-            warnings.warn(
-                f"No feature selected at fdr={self.fdr}: knockoff+ selects only when at least "
-                f"{needed} features (or groups) have a statistic above its threshold and none "
-                f"below minus it{several}"
-                f", so with fewer relevant ones it selects nothing ({labels.max() + 1} groups "
-                "here). Use a larger fdr (0.2 or more), or ask another question: alpha "
-                "(every feature y is related to) or n_features_to_select.",
-                UserWarning,
-                stacklevel=4,
-            )
-
-    def _knockoff_group_labels(self, groups):
-        """``knockoff_groups`` checked: one integer or string label per feature."""
-        message = (
-            f"knockoff_groups must hold one label per feature (an integer or a string), "
-            f"{self.n_features_in_} in all, so that each feature is in exactly one group "
-            "(groups do not overlap)"
-        )
-        try:
-            labels = np.asarray(groups)
-        except ValueError:  # NumPy's "inhomogeneous shape": nested lists of differing sizes
-            raise ValueError(f"{message}; got nested lists.") from None
-        if labels.shape != (self.n_features_in_,):
-            raise ValueError(f"{message}; got shape {labels.shape}.")
-        bad = [
-            label
-            for label in labels.tolist()
-            if isinstance(label, bool) or not isinstance(label, (Integral, str))
-        ]
-        if bad:
-            raise ValueError(f"{message}; got {bad[0]!r}.")
-        return labels
 
     def _question(self):
         """The question the parameters ask (see _questions.py), checked before any work."""

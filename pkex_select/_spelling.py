@@ -8,7 +8,7 @@ raised under ``pkex-select`` says ``--value-function baseline`` where Python say
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-__all__ = ["command_line", "spelled"]
+__all__ = ["command_line", "settable", "spelled"]
 
 # Parameter name -> (flag, {Python value: the flag's value}) while the command line runs.
 _FLAGS = ContextVar("pkex_select_flags", default=None)
@@ -21,6 +21,13 @@ def spelled(name, value=None):
         return name if value is None else f"{name}={value!r}"
     flag, values = flags[name]
     return flag if value is None else f"{flag} {values.get(value, value)}"
+
+
+def settable(name):
+    """Whether the caller can set ``name``: always in Python; on the command line, when it
+    has a flag (advice to change ``block_size`` means nothing to ``pkex-select``)."""
+    flags = _FLAGS.get()
+    return flags is None or name in flags
 
 
 @contextmanager

@@ -20,6 +20,7 @@ from ._integrals import NUMBA, compile_kernel
 from ._plan import AllPairs, SampleBlocks
 from ._scheduling import row_slices
 from ._sklearn_compat import Interval
+from ._spelling import settable, spelled
 from ._validation import datetimes_as_days, encode_labels, is_class_labels, standardise
 from .kernels import bandwidths, gamma_from_bandwidth
 
@@ -318,8 +319,8 @@ def _check_not_identifiers(codes):
             raise ValueError(
                 f"y has {n_classes} distinct class labels in {n} rows, so most classes have a "
                 "single row and no dependence can be measured. If y is a quantity (a number "
-                "or date stored as text), convert it and use target_kernel='rbf'; if it is an "
-                "identifier, it is not a target."
+                f"or date stored as text), convert it and use {spelled('target_kernel', 'rbf')}; "
+                "if it is an identifier, it is not a target."
             )
 
 
@@ -368,8 +369,9 @@ class _GramStatistic:
             raise ValueError(f"{self.name} needs at least 2 samples, got {n_samples}.")
         if self.estimate == "block" and n_samples < self.block_size:
             raise ValueError(
-                f"estimate='block' needs at least block_size={self.block_size} samples, got "
-                f"{n_samples}; lower block_size or use another estimate."
+                f"{spelled('estimate', 'block')} needs at least {self.block_size} samples (one "
+                f"block), got {n_samples}; use {spelled('estimate', 'biased')}"
+                + (" or a smaller block_size." if settable("block_size") else ".")
             )
         if self.estimate == "block":
             # Repetitions beyond 100 times every pair cost more than the exact estimate by
@@ -450,7 +452,8 @@ class HSIC(_GramStatistic):
                 Y = Y.astype(np.float64)
             except (TypeError, ValueError):
                 raise ValueError(
-                    f"target_kernel={kernel!r} needs a numeric y; use 'delta' for labels."
+                    f"{spelled('target_kernel', kernel)} needs a numeric y; use "
+                    f"{spelled('target_kernel', 'delta')} for labels."
                 ) from None
             if not np.all(np.isfinite(Y)):
                 raise ValueError("y contains NaN or infinity.")
@@ -474,8 +477,8 @@ class HSIC(_GramStatistic):
             )
         if self.estimate == "unbiased" and n_samples < 4:
             raise ValueError(
-                f"The unbiased estimate needs at least 4 samples, got {n_samples}; "
-                "use estimate='biased'."
+                f"{spelled('estimate', 'unbiased')} needs at least 4 samples, got "
+                f"{n_samples}; use {spelled('estimate', 'biased')}."
             )
 
     def weights(self, gram, permutations, plan, backend="auto"):

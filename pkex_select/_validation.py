@@ -18,6 +18,7 @@ __all__ = [
     "holds_numbers",
     "categorical_dtypes",
     "check_no_missing",
+    "column_names",
     "dates_as_days",
     "datetimes_as_days",
     "encode_labels",
@@ -255,6 +256,13 @@ def standardise(columns):
     scaled /= np.where(constant | (std == 0), 1.0, std)
     scaled[:, constant] = 0.0
     return scaled, constant
+
+
+def column_names(estimator, mask):
+    """The names (or indices) of an estimator's columns in ``mask``, for messages."""
+    names = getattr(estimator, "feature_names_in_", None)
+    columns = names[mask] if names is not None else np.flatnonzero(mask)
+    return ", ".join(map(str, columns))
 
 
 def holds_numbers(dtype):

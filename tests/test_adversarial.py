@@ -407,7 +407,7 @@ CLI = {
         2,
     ),
     "--k 0": ("f.csv", CSV, ["--k", "0"], 2),
-    "--k 9": ("f.csv", CSV, ["--k", "9"], 2),
+    "--k 9": ("f.csv", CSV, ["--k", "9"], 0),
     "--alpha 2": ("f.csv", CSV, ["--alpha", "2"], 2),
     "--fdr 0": ("f.csv", CSV, ["--fdr", "0"], 2),
     "--permutations -1": ("f.csv", CSV, ["--permutations", "-1"], 2),

@@ -206,7 +206,7 @@ def test_models_fitted_on_sparse_data(model):
     [
         (2, {"estimate": "unbiased"}, "at least 4 samples"),
         (3, {"estimate": "unbiased"}, "at least 4 samples"),
-        (10, {"estimate": "block", "block_size": 11}, "at least block_size=11"),
+        (10, {"estimate": "block", "block_size": 11}, r"at least 11 samples \(one block\)"),
         (10, {"estimate": "block", "block_size": 1}, "block_size"),
         (10, {"estimate": "block", "block_size": 0}, "block_size"),
         (10, {"estimate": "block", "n_repetitions": 0}, "n_repetitions"),

@@ -123,7 +123,6 @@ def test_console_script_is_installed():
     [
         (["rank", "missing.csv", "--target", "y"], "no such file"),
         (["rank", "{csv}", "--target", "nope"], "no column 'nope'"),
-        (["rank", "{csv}", "--target", "outcome", "--k", "99"], "--k must be between"),
         (["rank", "{binary}", "--target", "y"], "cannot read"),
     ],
 )
@@ -355,8 +354,16 @@ def test_too_few_rows_for_the_block_estimator_names_the_flag(tmp_path):
         "block",
     )
     assert result.returncode == 2
-    assert "--estimator block needs at least 20 rows" in result.stderr
+    assert "--estimator block needs at least 20 samples" in result.stderr
     assert "block_size" not in result.stderr
+
+
+def test_k_beyond_the_columns_selects_them_all_with_a_note(csv_file):
+    """As scikit-learn's SelectKBest does, and the selector itself (its warning is the note)."""
+    result = run("-m", "pkex_select", "rank", str(csv_file), "--target", "outcome", "--k", "99")
+    assert result.returncode == 0, result.stderr
+    assert "note: --k 99 is more than the 6 features there are" in result.stderr
+    assert "selected (6 of 6)" in result.stdout
 
 
 def test_table_reads_right(awkward_csv):
@@ -423,7 +430,7 @@ def test_permutations_select_and_star_by_adjusted_pvalues(tmp_path):
         (["--fdr", "0.2", "--alpha", "0.05"], "not --alpha and --fdr"),
         (["--fdr", "2"], "--fdr: must be between 0 and 1"),
         (["--alpha", "1.5"], "--alpha: must be between 0 and 1"),
-        (["--alpha", "0.05", "--permutations", "9"], "use --permutations 39 or more"),
+        (["--alpha", "0.05", "--permutations", "9"], "Use --permutations 39 or more"),
         (["--alpha", "0.05", "--permutations", "0"], "--permutations 0 runs no permutations"),
         (["--seed", "-5"], "--seed: must be at least 0"),
     ],
@@ -726,7 +733,7 @@ def test_fdr_that_selects_nothing_says_why_in_flags(capsys, tmp_path):
     frame.to_csv(path, index=False)
     status, out, err = _rank(capsys, path, "--target", "y", "--fdr", "0.2")
     assert status == 0 and "selected (0 of 8)" in out
-    assert "at least 5 features" in err and "--alpha (every column" in err and "--k" in err
+    assert "at least 5 features" in err and "--alpha (every feature" in err and "--k" in err
     assert "n_features_to_select" not in err
 
 

@@ -11,6 +11,7 @@ from sklearn.linear_model import LassoCV, MultiTaskLassoCV
 from sklearn.utils.validation import check_memory
 
 from pkex_select import HSICShapleySelector, MMDShapleyAttributor, _pairgame
+from pkex_select._knockoff_statistics import knockoff_statistic
 from pkex_select.knockoffs import (
     _blocks,
     derandomised_selection,
@@ -166,14 +167,13 @@ def test_swapping_a_column_with_its_knockoff_negates_its_statistic(value_functio
     knockoffs = gaussian_knockoffs(X, random_state=0)[0]
     target = selector._target(y, y)
     attribute = check_memory(None).cache(_pairgame.attribute)
-    W, statistic = selector._knockoff_statistic(Z, knockoffs, target, attribute, game)
-    assert statistic == used
+    statistic = knockoff_statistic(selector, game, attribute)
+    W = statistic.fit(Z, knockoffs, target)
+    assert statistic.name_ == used
     swapped_original, swapped_knockoffs = Z.copy(), knockoffs.copy()
     swapped_original[:, [1, 4]], swapped_knockoffs[:, [1, 4]] = knockoffs[:, [1, 4]], Z[:, [1, 4]]
-    W_swapped, statistic = selector._knockoff_statistic(
-        swapped_original, swapped_knockoffs, target, attribute, game
-    )
-    assert statistic == used
+    W_swapped = statistic.fit(swapped_original, swapped_knockoffs, target)
+    assert statistic.name_ == used
     sign = np.ones(6)
     sign[[1, 4]] = -1
     # The model game's ridge multiplies the factors in column order: equal to rounding. The
