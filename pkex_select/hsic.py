@@ -8,6 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _pairgame
+from ._docstrings import shared_docstring
 from ._gram import TargetGram, check_gram_matrices
 from ._ridge_game import ridge_targets
 from ._selection import ShapleySelectorBase
@@ -32,6 +33,7 @@ ESTIMATORS = ("biased", "unbiased", "block")
     },
     prefer_skip_nested_validation=True,
 )
+@shared_docstring
 def hsic_shapley_values(
     K: ArrayLike,
     L: ArrayLike,
@@ -96,24 +98,16 @@ def hsic_shapley_values(
     n_permutations : int, default=0
         When positive, the permutation tests of :class:`HSICShapleySelector`, in the
         result's ``tests`` (set ``return_result=True``).
-    correction : {"maxT", "holm", "fdr_bh"}, default="maxT"
-        The correction of the per-feature p-values for multiplicity.
-    interactions : {"SII", "BII", "STII", "k-SII", "Moebius"}, default=None
-        Also the pairwise interaction index, in the result's ``interaction_values``.
-    random_state : int, RandomState instance or None, default=None
-        Permutations and block partitions.
-    n_jobs : int, default=None
-        Parallel tasks (joblib threads).
-    verbose : int, default=0
-        A progress bar on stderr with the time left (tqdm's when it is installed,
-        ``pip install "pkex-select[progress]"``; else a line updated every two seconds).
+    {{correction}}
+    {{result_interactions}}
+    {{random_state}}
+    {{n_jobs}}
+    {{verbose}}
     return_result : bool, default=False
         Return the whole :class:`~pkex_select.Attribution` (values, statistic, interactions,
         tests) rather than the values alone.
 
-    estimator : str, default="deprecated"
-        Deprecated since 0.2 (scikit-learn's ``estimator`` is a model): use ``estimate``.
-        Removed in 0.3.
+    {{estimator}}
     Returns
     -------
     values : ndarray of shape (n_features,), or Attribution when ``return_result`` is True
@@ -162,6 +156,7 @@ def hsic_shapley_values(
     )
 
 
+@shared_docstring
 class HSICShapleySelector(ShapleySelectorBase):
     """Select features by their exact Shapley share of HSIC(X, y).
 
@@ -173,12 +168,8 @@ class HSICShapleySelector(ShapleySelectorBase):
 
     Parameters
     ----------
-    n_features_to_select : int or float, default=0.2
-        Number of features to keep, or a fraction of them (rounded up).
-    threshold : float or str, default=None
-        When given, keep every feature whose value is at least ``threshold`` instead:
-        a number, or as in scikit-learn's SelectFromModel "mean", "median" or a multiple
-        such as "1.5*mean" of the values of the features that vary.
+    {{n_features_to_select}}
+    {{threshold}}
     estimate : {"auto", "biased", "unbiased", "block"}, default="auto"
         The HSIC estimate that is attributed (see :func:`hsic_shapley_values`). "biased" and
         "unbiased" use all n (n - 1) / 2 pairs, streamed with bounded memory; "block" uses
@@ -187,8 +178,7 @@ class HSICShapleySelector(ShapleySelectorBase):
         at d = 20, about a second), "block" beyond it (with ``n_repetitions="auto"``, as
         many pairs, so the cost does not drop there); the choice is in ``estimate_``. At
         the switch the two agree closely (the scaling guide has the measurements).
-    kernel : {"rbf", "laplacian", "cauchy"}, default="rbf"
-        Kernel factor of the numeric features.
+    {{kernel}}
     bandwidth : {"auto", "median", "alignment", "scott", "silverman", "std"} or float, \
             default="auto"
         Bandwidth rule for the numeric features, applied after standardising each of them to
@@ -214,12 +204,7 @@ class HSICShapleySelector(ShapleySelectorBase):
         wide as the joint median heuristic, which keeps the overall test as powerful as
         the standard kernel tests. ``scales=[1]`` attributes the single-scale statistic
         of the functions on Gram matrices.
-    categorical_features : "from_dtype", array-like of int, str or bool, or None, \
-            default="from_dtype"
-        Columns compared with the delta kernel (1 if equal, else 0); they may hold strings.
-        "from_dtype": a data frame's columns of text, category or other non-numeric dtype
-        (as ``HistGradientBoostingClassifier`` reads them); none for an array. None: every
-        column must be numeric.
+    {{categorical_features}}
     target_kernel : {"auto", "delta", "rbf", "laplacian", "cauchy"}, default="auto"
         "auto": delta for class labels, RBF for continuous targets. Text, booleans and
         categorical data are class labels; numbers with a fractional part are continuous.
@@ -229,8 +214,7 @@ class HSICShapleySelector(ShapleySelectorBase):
         integer values the guess is borderline, and a warning says which one was taken.
     target_bandwidth : {"median", "scott", "silverman", "std"} or float, default="median"
         Bandwidth of a continuous target, after standardising it.
-    block_size : int, default=20
-        Block estimator only: the samples per block.
+    {{block_size}}
     n_repetitions : int or "auto", default="auto"
         Block estimator only: partitions of the samples into blocks of ``block_size``.
         "auto": as many as draw about 4 x 10^7 / d pairs (the exact estimate's pairs where
@@ -341,28 +325,14 @@ class HSICShapleySelector(ShapleySelectorBase):
         among 20 features is found far more often with w = 1, single main effects less
         often: the tests guide has the measurements). Used by ``value_function="anova"``
         only.
-    interactions : {"SII", "BII", "STII", "k-SII", "Moebius"}, default=None
-        Also compute the pairwise interaction index of the statistic's game,
-        ``interaction_values_`` (see :func:`pkex_select.interaction_values`). About as costly
-        as the values themselves, more for large d (a d x d matrix product per node).
-    random_state : int, RandomState instance or None, default=None
-        Permutations and block partitions.
+    {{interactions}}
+    {{random_state}}
     n_jobs : int, default=None
         Parallel tasks through joblib (threads); ``joblib.parallel_config(backend="dask")``
         runs them on a Dask cluster.
-    memory : str, joblib.Memory or None, default=None
-        Caches the attribution (values, p-values, interactions) on disk, keyed on the data
-        and every parameter except ``n_features_to_select``, ``threshold``, ``alpha``,
-        ``n_jobs`` and ``verbose``: in a grid search over how many features to keep, each
-        fold's ranking is computed once. A str is a cache folder. ``alpha`` enters the key only
-        through the permutation count it asks for. With ``random_state=None`` a cached fit
-        reuses the permutations of the first.
-    verbose : int, default=0
-        A progress bar on stderr with the time left (tqdm's when it is installed,
-        ``pip install "pkex-select[progress]"``; else a line updated every two seconds).
-    estimator : str, default="deprecated"
-        Deprecated since 0.2 (scikit-learn's ``estimator`` is a model): use ``estimate``.
-        Removed in 0.3.
+    {{memory}}
+    {{verbose}}
+    {{estimator}}
 
     Attributes
     ----------
@@ -389,23 +359,13 @@ class HSICShapleySelector(ShapleySelectorBase):
         The index ``interactions`` (only when it is set): entry (i, j) is the pair's
         interaction, the diagonal the index's order-one values. Features that act only
         together (XOR) stand out here while their order-one values are small.
-    estimate_ : str
-        The estimate attributed: ``estimate``, or what "auto" chose at this size.
-    n_repetitions_ : int
-        The block partitions (``n_repetitions``, or what "auto" chose at this size; used by
-        the block estimator only).
+    {{estimate_}}
+    {{n_repetitions_}}
     value_function_ : str
         The game attributed: ``value_function``, or what "auto" chose.
-    scales_ : tuple of float
-        The bandwidth scales used.
-    ranking_ : ndarray of shape (`n_features_in_`,)
-        1 for the largest value, 2 for the next, ... Constant features carry no information:
-        they rank last and are never selected, whatever ``threshold`` is.
-    n_permutations_ : int
-        The permutations run: ``n_permutations`` (or what None resolved to), or with
-        ``alpha`` and the maxT correction 199 where every decision at ``alpha`` was settled
-        by them (resampling risk at most 0.001 in all); the p-values then have a
-        resolution of 1 / 200.
+    {{scales_}}
+    {{ranking_}}
+    {{n_permutations_}}
     pvalues_ : ndarray of shape (`n_features_in_`,)
         Permutation p-values per feature (only with ``n_permutations > 0``): of the
         Shapley value with one scale; with several, of the larger of the feature's
@@ -465,7 +425,7 @@ class HSICShapleySelector(ShapleySelectorBase):
     target_kernel_ : str
     target_bandwidth_ : ndarray of shape (n_outputs,)
         In units of the target's standard deviation (1 for the delta kernel).
-    n_features_in_ : int
+    {{n_features_in_}}
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when X has feature names that are all strings.
 

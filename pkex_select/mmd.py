@@ -6,6 +6,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _pairgame
+from ._docstrings import shared_docstring
 from ._gram import check_feature_grams
 from ._ridge_game import ridge_targets
 from ._selection import ShapleySelectorBase
@@ -29,6 +30,7 @@ ESTIMATORS = ("biased", "unbiased", "block")
     },
     prefer_skip_nested_validation=True,
 )
+@shared_docstring
 def mmd_shapley_values(
     K: ArrayLike,
     y: ArrayLike,
@@ -93,23 +95,15 @@ def mmd_shapley_values(
     n_permutations : int, default=0
         When positive, the permutation tests of :class:`MMDShapleyAttributor`, in the
         result's ``tests`` (set ``return_result=True``).
-    correction : {"maxT", "holm", "fdr_bh"}, default="maxT"
-        The correction of the per-feature p-values for multiplicity.
-    interactions : {"SII", "BII", "STII", "k-SII", "Moebius"}, default=None
-        Also the pairwise interaction index, in the result's ``interaction_values``.
-    random_state : int, RandomState instance or None, default=None
-        Permutations and block partitions.
-    n_jobs : int, default=None
-        Parallel tasks (joblib threads).
-    verbose : int, default=0
-        A progress bar on stderr with the time left (tqdm's when it is installed,
-        ``pip install "pkex-select[progress]"``; else a line updated every two seconds).
+    {{correction}}
+    {{result_interactions}}
+    {{random_state}}
+    {{n_jobs}}
+    {{verbose}}
     return_result : bool, default=False
         Return the whole :class:`~pkex_select.Attribution` rather than the values alone.
 
-    estimator : str, default="deprecated"
-        Deprecated since 0.2 (scikit-learn's ``estimator`` is a model): use ``estimate``.
-        Removed in 0.3.
+    {{estimator}}
     Returns
     -------
     values : ndarray of shape (n_features,), or Attribution when ``return_result`` is True
@@ -153,6 +147,7 @@ def mmd_shapley_values(
     )
 
 
+@shared_docstring
 class MMDShapleyAttributor(ShapleySelectorBase):
     """Attribute the difference between samples (MMD^2) exactly to features.
 
@@ -164,12 +159,8 @@ class MMDShapleyAttributor(ShapleySelectorBase):
 
     Parameters
     ----------
-    n_features_to_select : int or float, default=0.2
-        Number of features to keep, or a fraction of them (rounded up).
-    threshold : float or str, default=None
-        When given, keep every feature whose value is at least ``threshold`` instead:
-        a number, or as in scikit-learn's SelectFromModel "mean", "median" or a multiple
-        such as "1.5*mean" of the values of the features that vary.
+    {{n_features_to_select}}
+    {{threshold}}
     estimate : {"auto", "biased", "unbiased", "block"}, default="auto"
         MMD^2 as a V-statistic (biased, never negative), a U-statistic (unbiased), or the
         incomplete U-statistic over pairs within random blocks of ``block_size`` samples
@@ -178,13 +169,11 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         "biased" up to 4 x 10^7 multiply-adds of pairs times features (n = 2000 at d = 20,
         about a second), "block" beyond it (with ``n_repetitions="auto"``, as many pairs);
         the choice is in ``estimate_``.
-    block_size : int, default=20
-        Block estimator only: the samples per block.
+    {{block_size}}
     n_repetitions : int or "auto", default="auto"
         Block estimator only: partitions of the samples into blocks of ``block_size``; "auto"
         as in :class:`HSICShapleySelector` (``n_repetitions_`` holds the count used).
-    kernel : {"rbf", "laplacian", "cauchy"}, default="rbf"
-        Kernel factor of the numeric features.
+    {{kernel}}
     bandwidth : {"auto", "median", "alignment", "scott", "silverman", "std"} or float, \
             default="auto"
         Bandwidth rule, applied per feature to the pooled sample after standardising each
@@ -200,12 +189,7 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         kernel about as wide as the joint median heuristic, which keeps the overall test
         as powerful as the standard kernel tests. ``scales=[1]`` attributes the
         single-scale statistic of the functions on Gram matrices, at half the cost.
-    categorical_features : "from_dtype", array-like of int, str or bool, or None, \
-            default="from_dtype"
-        Columns compared with the delta kernel (1 if equal, else 0); they may hold strings.
-        "from_dtype": a data frame's columns of text, category or other non-numeric dtype
-        (as ``HistGradientBoostingClassifier`` reads them); none for an array. None: every
-        column must be numeric.
+    {{categorical_features}}
     n_permutations : int, default=None
         When positive, ``pvalue_`` (the permutation two-sample test) and ``pvalues_`` (one
         per feature). Each permutation of the labels re-weights the same pairs: one
@@ -251,27 +235,14 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         features carries w^q. "auto": 1 up to 6 features, 6 / d beyond. A smaller w
         favours main effects, a larger one interactions (measured for HSIC; see
         :class:`HSICShapleySelector`). Used by ``value_function="anova"`` only.
-    interactions : {"SII", "BII", "STII", "k-SII", "Moebius"}, default=None
-        Also compute the pairwise interaction index of the statistic's game,
-        ``interaction_values_`` (see :func:`pkex_select.interaction_values`). About as costly
-        as the values themselves, more for large d (a d x d matrix product per node).
+    {{interactions}}
     random_state : int, RandomState instance or None, default=None
         Permutations.
     n_jobs : int, default=None
         Parallel tasks through joblib (threads).
-    memory : str, joblib.Memory or None, default=None
-        Caches the attribution (values, p-values, interactions) on disk, keyed on the data
-        and every parameter except ``n_features_to_select``, ``threshold``, ``alpha``,
-        ``n_jobs`` and ``verbose``: in a grid search over how many features to keep, each
-        fold's ranking is computed once. A str is a cache folder. ``alpha`` enters the key only
-        through the permutation count it asks for. With ``random_state=None`` a cached fit
-        reuses the permutations of the first.
-    verbose : int, default=0
-        A progress bar on stderr with the time left (tqdm's when it is installed,
-        ``pip install "pkex-select[progress]"``; else a line updated every two seconds).
-    estimator : str, default="deprecated"
-        Deprecated since 0.2 (scikit-learn's ``estimator`` is a model): use ``estimate``.
-        Removed in 0.3.
+    {{memory}}
+    {{verbose}}
+    {{estimator}}
 
     Attributes
     ----------
@@ -292,23 +263,13 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         MMD^2 of the cell means, which is what ``mmd_`` then holds.
     interaction_values_ : ndarray of shape (`n_features_in_`, `n_features_in_`)
         As in :class:`HSICShapleySelector` (only when ``interactions`` is set).
-    estimate_ : str
-        The estimate attributed: ``estimate``, or what "auto" chose at this size.
-    n_repetitions_ : int
-        The block partitions (``n_repetitions``, or what "auto" chose at this size; used by
-        the block estimator only).
+    {{estimate_}}
+    {{n_repetitions_}}
     value_function_ : str
         The game attributed: ``value_function``, or what "auto" chose ("anova").
-    scales_ : tuple of float
-        The bandwidth scales used.
-    ranking_ : ndarray of shape (`n_features_in_`,)
-        1 for the largest value, 2 for the next, ... Constant features carry no information:
-        they rank last and are never selected, whatever ``threshold`` is.
-    n_permutations_ : int
-        The permutations run: ``n_permutations`` (or what None resolved to), or with
-        ``alpha`` and the maxT correction 199 where every decision at ``alpha`` was settled
-        by them (resampling risk at most 0.001 in all); the p-values then have a
-        resolution of 1 / 200.
+    {{scales_}}
+    {{ranking_}}
+    {{n_permutations_}}
     pvalue_ : float
         Permutation p-value of the two-sample test (only with ``n_permutations > 0``): the
         MMD^2 at every scale and the largest per-feature statistic, combined by weighted
@@ -329,7 +290,7 @@ class MMDShapleyAttributor(ShapleySelectorBase):
     knockoff_statistics_, knockoff_thresholds_, e_values_, knockoff_groups_, \
             selected_groups_, knockoff_value_functions_, knockoff_shrinkage_
         With ``fdr`` only: as in :class:`HSICShapleySelector`.
-    n_features_in_ : int
+    {{n_features_in_}}
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
 
     See Also
