@@ -21,11 +21,11 @@ that carry the same information the penalty keeps one.
 
 import numpy as np
 from scipy.optimize import minimize
-from sklearn.utils import check_random_state
 
+from ._plan import subsample_rows
 from .kernels import factor_of_difference, kernel_distances
 
-__all__ = ["aligned_bandwidths", "alignment_rows", "canonical_order", "subsample_rows"]
+__all__ = ["aligned_bandwidths", "alignment_rows", "canonical_order"]
 
 # Subsample pairs times features: about 50 MB per float64 array.
 _PAIR_FEATURES = 6_000_000
@@ -40,13 +40,6 @@ _POWER = {"rbf": 2.0, "cauchy": 2.0, "laplacian": 1.0}
 # log gamma moves at most this far below (wider) or above (narrower) its start: e^-10 makes
 # a factor 1 to 4 digits on a typical pair, e^7 nearly a delta kernel.
 _WIDER, _NARROWER = 10.0, 7.0
-
-
-def subsample_rows(n_samples, most, random_state=None):
-    """All rows up to ``most``, else ``most`` of them drawn uniformly; sorted."""
-    if n_samples <= most:
-        return np.arange(n_samples)
-    return np.sort(check_random_state(random_state).choice(n_samples, most, replace=False))
 
 
 def alignment_rows(n_samples, n_features, random_state=None):

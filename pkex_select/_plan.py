@@ -2,13 +2,16 @@
 
 A plan has ``chunks`` (small descriptions: only running chunks hold memory) and
 ``pairs(chunk)``, which builds a chunk's pairs once, for its kernel factors and its weights
-alike. "Block" means one thing here: a block of samples of the block estimator.
+alike. "Block" means one thing here: a block of samples of the block estimator. The model
+game and the bandwidth alignment sum over the pairs of a subsample of rows
+(:func:`subsample_rows`).
 """
 
 from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
+from sklearn.utils import check_random_state
 
 from ._scheduling import rows_per_task
 
@@ -17,7 +20,15 @@ __all__ = [
     "Pairs",
     "pairs_of_rows",
     "SampleBlocks",
+    "subsample_rows",
 ]
+
+
+def subsample_rows(n_samples, most, random_state=None):
+    """All rows up to ``most``, else ``most`` of them drawn uniformly; sorted."""
+    if n_samples <= most:
+        return np.arange(n_samples)
+    return np.sort(check_random_state(random_state).choice(n_samples, most, replace=False))
 
 
 class Pairs(NamedTuple):

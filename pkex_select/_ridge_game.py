@@ -20,8 +20,8 @@ import warnings
 
 import numpy as np
 
-from ._bandwidth_alignment import subsample_rows
 from ._interactions import interaction_values
+from ._plan import subsample_rows
 from .kernels import pair_factors
 
 __all__ = [
