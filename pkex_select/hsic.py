@@ -219,9 +219,11 @@ class HSICShapleySelector(ShapleySelectorBase):
         Block estimator only: partitions of the samples into blocks of ``block_size``.
         "auto": as many as draw about 4 x 10^7 / d pairs (the exact estimate's pairs where
         ``estimate="auto"`` leaves it; 2 x 10^6 at d = 20), at least 10, so the cost does
-        not drop where the estimate changes; with permutation tests 10, as each permutation
-        re-weights every pair drawn. ``n_repetitions_`` holds the count used; the scaling
-        guide measures how closely the estimate follows the exact one.
+        not drop where the estimate changes; with the model games, whose pairs give only
+        ``hsic_``, at least 1 (one partition from about 2 x 10^5 samples on at d = 20);
+        with permutation tests 10, as each permutation re-weights every pair drawn.
+        ``n_repetitions_`` holds the count used; the scaling guide measures how closely the
+        estimate follows the exact one.
     n_permutations : int, default=None
         When positive, per-feature permutation p-values ``pvalues_`` and the p-value of the
         HSIC independence test ``pvalue_``. Each permutation of y re-weights the same pairs:
@@ -354,7 +356,9 @@ class HSICShapleySelector(ShapleySelectorBase):
     hsic_ : float
         The statistic with all features (``shapley_values_.sum()`` in the statistic's
         games): the HSIC estimate with ``scales=[1]``, else the sum over ``scales_`` of HSIC
-        divided by the standard deviation of the joint kernel over the pairs.
+        divided by the standard deviation of the joint kernel over the pairs. From the
+        pairs ``estimate_`` and ``n_repetitions_`` say: beyond about 2000 samples at
+        d = 20 the block estimate, from a bounded number of pairs.
     interaction_values_ : ndarray of shape (`n_features_in_`, `n_features_in_`)
         The index ``interactions`` (only when it is set): entry (i, j) is the pair's
         interaction, the diagonal the index's order-one values. Features that act only

@@ -312,6 +312,15 @@ def test_auto_estimator_is_exact_below_a_second_of_work_and_block_above():
     assert resolve_repetitions("auto", 100_000, 20, 20) == 10
     assert resolve_repetitions(3, 100_000, 20, 20) == 3
     assert resolve_repetitions("auto", 25, 20, 20) == 10  # at most every pair once, >= 10
+    # Where the pairs give only the statistic (the model games), the budget's pairs, in at
+    # least one partition: never fewer pairs than at the switch, and no more than one
+    # partition beyond them.
+    for n in (2100, 30_000, 100_000, 10**6):
+        repetitions = resolve_repetitions("auto", n, 20, 20, statistic_only=True)
+        drawn = repetitions * (n // 20) * 190
+        assert switch_pairs <= drawn < switch_pairs + (n // 20) * 190 or repetitions == 1
+    assert resolve_repetitions("auto", 10**6, 20, 20, statistic_only=True) == 1
+    assert resolve_repetitions("auto", 10**6, 20, 20, True, statistic_only=True) == 10
     rng = np.random.default_rng(0)
     X = rng.normal(size=(8000, 5))  # 3.2e7 pairs x 5 features: above the budget
     y = (X[:, 0] > 0).astype(int)
