@@ -5,7 +5,7 @@ pkex-select rank FILE.csv --target COL [--task auto|classification|regression]
             [--k K | --alpha A | --fdr Q] [--estimator auto|biased|unbiased|block]
             [--permutations N]
             [--value-function auto|model+anova|model|anova|baseline|observational]
-            [--missing error|drop|impute] [--na-values LIST] [--sep CHAR]
+            [--missing error|drop|impute] [--na-values LIST] [--sep CHAR] [--encoding NAME]
             [--plot out.png] [--json]
 """
 
@@ -39,6 +39,7 @@ _COMMON_DEFAULTS = {
     "value_function": None,
     "na_values": None,
     "sep": None,
+    "encoding": None,
     "missing": "error",
     "plot": None,
     "json": False,
@@ -92,6 +93,19 @@ def _separator(text):
             f"expected one character such as , ; | or \\t (tab), got {text!r}"
         )
     return text
+
+
+def _encoding(text):
+    """A codec Python knows, by any of its names."""
+    import codecs
+
+    try:
+        name = codecs.lookup(text).name
+    except LookupError:
+        raise argparse.ArgumentTypeError(
+            f"unknown encoding {text!r}; for example utf-8, cp1252, cp1251, shift_jis, gbk"
+        ) from None
+    return "utf-8-sig" if name == "utf-8" else name  # a byte-order mark is not a name
 
 
 def _level(text):
@@ -155,6 +169,13 @@ def _common_options():
         metavar="CHAR",
         help="the column separator (default: found from the file: comma, semicolon, tab "
         "or |; a semicolon file reads 1,5 as 1.5)",
+    )
+    common.add_argument(
+        "--encoding",
+        type=_encoding,
+        metavar="NAME",
+        help="the file's text encoding, such as cp1251, shift_jis or gbk (default: found from "
+        "the file: UTF-8, UTF-16 or UTF-32, else Windows-1252, else Latin-1)",
     )
     common.add_argument(
         "--missing",
@@ -534,7 +555,13 @@ def _main(argv):
         plot_path = _plot_path(args.plot) if args.plot else None
         if args.command == "rank":
             X, y = load_table(
-                args.file, args.target, args.task, args.na_values, args.sep, args.missing
+                args.file,
+                args.target,
+                args.task,
+                args.na_values,
+                args.sep,
+                args.missing,
+                args.encoding,
             )
             describe = (
                 f"{args.file}: {X.shape[0]} rows, {X.shape[1]} features, target {args.target!r}"

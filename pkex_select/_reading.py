@@ -152,11 +152,11 @@ def _numbers_in(present, pattern, decimal):
 _MOSTLY_NUMERIC = 0.9
 
 
-def _read_table(path, na_values, sep=None):
+def _read_table(path, na_values, sep=None, encoding=None):
     """The file as a frame with text kept as text: the usual NA strings are missing values
     only in columns that are otherwise numeric; ``na_values`` are missing everywhere.
     Parquet files by their suffix; delimited text otherwise (see
-    :func:`_separator_and_header`)."""
+    :func:`_separator_and_header`), in ``encoding`` or the one :func:`_text_encoding` finds."""
     import pandas as pd
 
     from ._validation import dates_as_days
@@ -167,9 +167,14 @@ def _read_table(path, na_values, sep=None):
         except ImportError:
             raise UsageError("reading Parquet needs pyarrow: pip install pyarrow") from None
         return dates_as_days(frame)
-    encoding = _text_encoding(path)
-    if encoding in ("cp1252", "latin-1"):
-        note(f"{path} is not UTF-8; read as {encoding}")
+    if encoding is None:
+        encoding = _text_encoding(path)
+        if encoding in ("cp1252", "latin-1"):
+            note(
+                f"{path} is not UTF-8; read as {encoding} (Western European). If its names "
+                "look wrong, give its encoding: --encoding cp1251 (Cyrillic), shift_jis, gbk, "
+                "iso-8859-2, ..."
+            )
     sep, header = _separator_and_header(path, sep, encoding)
     counts = Counter(header)
     duplicated = sorted(name for name, count in counts.items() if count > 1 and name)
@@ -256,17 +261,23 @@ def _durations(text, present):
     return durations if durations.notna().sum() == len(present) else None
 
 
-def load_table(path, target, task, na_values=None, sep=None, missing="error"):
+def load_table(path, target, task, na_values=None, sep=None, missing="error", encoding=None):
     """The features and target of the table at ``path`` (see the module's docstring)."""
     import numpy as np
     import pandas as pd
     from pandas.api.types import is_numeric_dtype
 
     try:
-        frame = _read_table(path, na_values, sep)
+        frame = _read_table(path, na_values, sep, encoding)
     except FileNotFoundError:
         raise UsageError(f"cannot read {path!r}: no such file") from None
-    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
+    except UnicodeDecodeError as error:
+        raise UsageError(
+            f"cannot read {path!r} as {error.encoding}: byte {error.start} is not "
+            f"{error.encoding} text; give the file's encoding with --encoding"
+            + (" (or leave it out to have it found)" if encoding else "")
+        ) from None
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
         raise UsageError(f"cannot read {path!r}: {error}") from None
     if target not in frame.columns:
         near = [c for c in frame.columns if str(c).strip() == target.strip()]

@@ -95,8 +95,7 @@ def resolve_repetitions(
     permutation re-weights every pair drawn, whatever the number of features. Where the
     pairs give only the statistic (``statistic_only``: the model games take their values
     from a model), at least one: the minimum bounds the variance of Shapley values, and
-    beyond 2 x 10^4 samples it would draw pairs the statistic does not need (72% of the
-    default fit at 10^6 samples).
+    beyond 2 x 10^4 samples it would draw pairs the statistic does not need.
     """
     if not isinstance(n_repetitions, str):
         return n_repetitions

@@ -867,3 +867,23 @@ def test_python_keeps_its_own_spelling():
     X = np.random.default_rng(0).normal(size=(3, 2))
     with pytest.raises(ValueError, match="Rank so few with value_function='baseline'"):
         HSICShapleySelector().fit(X, X[:, 0])
+
+
+def test_encoding_flag_reads_what_the_rule_cannot(capsys, tmp_path):
+    """A Cyrillic file is not UTF-8: read as cp1252 its names are garbled and the note names
+    --encoding; with --encoding cp1251 they are right; an unknown or wrong one is an error."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"город": rng.choice(["Москва", "Омск"], 80), "цена": rng.normal(size=80)})
+    frame["y"] = (frame["город"] == "Москва") + frame["цена"] + 0.3 * rng.normal(size=80)
+    path = tmp_path / "ru.csv"
+    frame.to_csv(path, index=False, encoding="cp1251")
+    status, out, err = _rank(capsys, path, "--target", "y", "--k", "1")
+    assert status == 0 and "read as cp1252" in err and "--encoding cp1251" in err
+    assert "город" not in out
+    status, out, err = _rank(capsys, path, "--target", "y", "--k", "1", "--encoding", "cp1251")
+    assert status == 0 and "город" in out and "цена" in out and "not UTF-8" not in err
+    status, _, err = _rank(capsys, path, "--target", "y", "--encoding", "UTF8")
+    assert status == 2 and "cannot read" in err and "as utf-8" in err and "--encoding" in err
+    with pytest.raises(SystemExit):
+        _rank(capsys, path, "--target", "y", "--encoding", "klingon")
+    assert "unknown encoding 'klingon'" in capsys.readouterr().err
