@@ -17,11 +17,14 @@ A feature the model ignores gets 0; no value is negative, so shares compare dire
 """
 
 import warnings
+from functools import partial
 
 import numpy as np
+from joblib import effective_n_jobs
 
 from ._interactions import interaction_values
 from ._plan import subsample_rows
+from ._scheduling import run_tasks
 from .kernels import pair_factors
 
 __all__ = [
@@ -161,7 +164,9 @@ def dropped_categories(data, kernels, gammas, targets, mismatch_factors):
     return mismatch_factors
 
 
-def restored_features(data, kernels, gammas, median_gammas, targets, mismatch_factors=None):
+def restored_features(
+    data, kernels, gammas, median_gammas, targets, mismatch_factors=None, n_jobs=None
+):
     """The features whose median-heuristic parameter is put back in place of ``gammas``:
     those the alignment set aside and the ridge predicts better with.
 
@@ -178,6 +183,10 @@ def restored_features(data, kernels, gammas, median_gammas, targets, mismatch_fa
     Categorical columns (``mismatch_factors``, see :func:`_factor_tensor`) are never
     restored: their alignment has no median-heuristic counterpart.
 
+    With ``n_jobs``, as many candidates as workers are tried at once against the same
+    kernel; after one is taken, the later ones of its batch are tried again against the new
+    kernel, so the answer is that of trying them one by one, to the last bit.
+
     Returns
     -------
     ndarray of bool of shape (n_features,)
@@ -193,16 +202,27 @@ def restored_features(data, kernels, gammas, median_gammas, targets, mismatch_fa
         return restored
     K = np.prod(_factor_tensor(data, kernels, gammas, mismatch_factors), axis=2)
     error = _leave_one_out(K, targets)[0]
-    for j in candidates[np.argsort(widened[candidates])]:
+
+    def trial_of(j, K):
         # A widened factor is near 1 on every pair: dividing it out is exact to rounding.
         column = data[:, [j]]
         trial = K * (
             _factor_tensor(column, [kernels[j]], median_gammas[[j]])[..., 0]
             / _factor_tensor(column, [kernels[j]], gammas[[j]])[..., 0]
         )
-        trial_error = _leave_one_out(trial, targets)[0]
-        if trial_error < (1.0 - _RESTORE_GAIN) * error:
-            error, K, restored[j] = trial_error, trial, True
+        return trial, _leave_one_out(trial, targets)[0]
+
+    order = list(candidates[np.argsort(widened[candidates])])
+    batch_size = effective_n_jobs(n_jobs)
+    while order:
+        batch = order[:batch_size]
+        work = len(batch) * 4 * K.shape[0] ** 3  # an eigendecomposition each
+        trials = run_tasks(partial(trial_of, K=K), batch, n_jobs, work=work)
+        for j, (trial, trial_error) in zip(batch, list(trials)):
+            order.remove(j)
+            if trial_error < (1.0 - _RESTORE_GAIN) * error:
+                error, K, restored[j] = trial_error, trial, True
+                break  # the rest of the batch was tried against the kernel before
     return restored
 
 

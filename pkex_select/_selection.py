@@ -423,13 +423,14 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         aligned = replace(aligned, mismatch_factors=mismatch_factors)
         if bandwidth != "alignment" or not restore:
             return aligned
-        restored = memory.cache(restored_features)(
+        restored = memory.cache(restored_features, ignore=["n_jobs"])(
             features.data[rows],
             features.kernels,
             aligned.gammas[0],
             features.gammas[0],
             ridge_targets,
             mismatch_factors,
+            n_jobs=self.n_jobs,
         )
         return with_bandwidths(aligned, np.where(restored, features.bandwidths, aligned.bandwidths))
 

@@ -216,6 +216,22 @@ def test_a_set_aside_feature_the_ridge_needs_is_restored_and_noise_is_not():
     assert not nothing_set_aside.any()
 
 
+@pytest.mark.parametrize("n_jobs", [2, 3])
+def test_restoring_in_batches_answers_as_one_by_one(n_jobs):
+    """Candidates tried n_jobs at a time: after one is taken, the rest of its batch is tried
+    again against the new kernel, so several restored features come out as in order."""
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(300, 8))
+    y = X[:, 0] + np.sin(3 * X[:, 1]) + np.cos(2 * X[:, 2]) + np.sin(3 * X[:, 5])
+    targets = ridge_targets(((y - y.mean()) / y.std())[:, None], ["rbf"])
+    median = np.full(8, 0.5)
+    aligned = np.r_[0.3, 0.5 * np.exp(-np.linspace(4.0, 8.0, 7))]  # all but x0 set aside
+    one_by_one = restored_features(X, ["rbf"] * 8, aligned, median, targets)
+    assert one_by_one[[1, 2, 5]].all() and not one_by_one[[0, 3, 4, 6, 7]].any()
+    batched = restored_features(X, ["rbf"] * 8, aligned, median, targets, n_jobs=n_jobs)
+    np.testing.assert_array_equal(batched, one_by_one)
+
+
 def test_planted_non_monotone_effects_are_ranked_on_top():
     rng = np.random.default_rng(6)
     X = rng.normal(size=(600, 20))
