@@ -117,11 +117,17 @@ def test_every_figure_the_readme_quotes_is_in_its_results():
 
 
 def test_the_docs_name_the_default_game_for_k():
-    """The guide pages and the CLI's help say what value_function="auto" ranks k features by."""
+    """The README, the guide pages and the CLI's help say what value_function="auto" ranks k
+    features by, and which game the tests of alpha attribute."""
     from pkex_select import HSICShapleySelector
+    from pkex_select._questions import resolve_value_function
     from pkex_select.__main__ import _parser
 
     assert HSICShapleySelector._ranked_game == "model"
+    assert resolve_value_function("auto", True, 20, "model") == "anova"
+    readme = " ".join((DOCS.parent / "README.md").read_text().split())
+    assert "Ask for k: a kernel ridge model of y" in readme
+    assert "Set `alpha`: the kernel-ANOVA game's permutation tests" in readme
     cli = (DOCS / "user_guide" / "cli.rst").read_text()
     assert re.search(r"``--k K``: .*?values of the model\s+game", cli, flags=re.DOTALL)
     reading = (DOCS / "user_guide" / "reading_values.rst").read_text()

@@ -1,12 +1,14 @@
 """The default fit with and without thread limits, as a user runs it.
 
-    python -m benchmarks.scale.threads [--sizes 500 3000 100000] [--repeats 3] [--out DIR]
+    python -m benchmarks.scale.threads [--sizes 500 3000 100000] [--repeats 3] [--rounds 3]
+                                       [--out DIR]
 
 Every other benchmark pins one thread; a user does not. friedman1 with 20 features, the
 default fit (``HSICShapleySelector(n_features_to_select=5)``) at each size, in a fresh
 process per setting: *pinned* (``OMP_NUM_THREADS=1`` and threadpoolctl's limit of one BLAS
 thread, set before the package loads) and *free* (nothing set: NumPy's BLAS may start a
-thread per core). Medians of ``--repeats`` fits after a warm-up fit; wall and CPU time. The
+thread per core). Medians of ``--repeats`` fits after a warm-up fit, then the median over
+``--rounds`` rounds in which the two settings alternate; wall and CPU time. The
 ratio free / pinned of the wall time is what a user pays for the threads, and since the fit
 runs its BLAS calls on one thread it should stay near 1. The largest size runs again with
 ``n_jobs=2``: its wall time against the first run's is what the second core gives. The same
@@ -61,6 +63,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[500, 3000, 100_000])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--worker", nargs=4, metavar=("SETTING", "ROWS", "REPEATS", "OPTIONS"))
     args = parser.parse_args(argv)
@@ -78,8 +81,16 @@ def main(argv=None):
     ]
     rows = []
     for name, n, options in cases:
-        pinned = run("pinned", n, args.repeats, options)
-        free = run("free", n, args.repeats, options)
+        # The settings alternate over rounds, so that the machine's drift (this shared
+        # machine moves by 20% between minutes) hits both alike.
+        runs = {"pinned": [], "free": []}
+        for round_ in range(args.rounds):
+            for setting in ("pinned", "free") if round_ % 2 == 0 else ("free", "pinned"):
+                runs[setting].append(run(setting, n, args.repeats, options))
+        pinned, free = (
+            {key: float(np.median([run[key] for run in runs[setting]])) for key in ("wall", "cpu")}
+            for setting in ("pinned", "free")
+        )
         rows.append(
             {
                 "fit": name,
@@ -96,8 +107,9 @@ def main(argv=None):
         "threads",
         rows,
         "The default fit with and without thread limits",
-        f"friedman1, 20 features; medians of {args.repeats} fits in a fresh process per "
-        "setting; this project's 2-core machine. `python -m benchmarks.scale.threads`.",
+        f"friedman1, 20 features; per setting, the median over {args.rounds} rounds (the "
+        f"settings alternating) of the median of {args.repeats} fits in a fresh process; "
+        "this project's 2-core machine. `python -m benchmarks.scale.threads`.",
         records_table(rows),
     )
 
