@@ -442,7 +442,8 @@ def _selection_rule(selector):
             "the columns y depends on; --alpha to change, --k for the K a model should use",
         )
     if isinstance(selector.n_features_to_select, int):
-        return f"the {selector.n_features_to_select} largest values", "--k"
+        k = min(selector.n_features_to_select, selector.n_features_in_)
+        return f"the {k} largest values", "--k"
     if selector.n_permutations == 0:
         return "the largest 20% of the values", "--permutations 0 runs no tests; --k"
     if selector.estimate_ != "block":  # the default tests every column from 10 rows on

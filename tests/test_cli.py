@@ -363,7 +363,7 @@ def test_k_beyond_the_columns_selects_them_all_with_a_note(csv_file):
     result = run("-m", "pkex_select", "rank", str(csv_file), "--target", "outcome", "--k", "99")
     assert result.returncode == 0, result.stderr
     assert "note: --k 99 is more than the 6 features there are" in result.stderr
-    assert "selected (6 of 6)" in result.stdout
+    assert "selected (6 of 6): the 6 largest values" in result.stdout
 
 
 def test_table_reads_right(awkward_csv):
