@@ -318,9 +318,8 @@ class Knockoffs(Question):
                 f"when at least {math.ceil(1 / fdr)} features (or groups) have a statistic "
                 f"above its threshold and none below minus it{several}, so with fewer "
                 f"relevant ones it selects nothing ({labels.max() + 1} groups here). Use a "
-                f"larger {spelled('fdr')}{' (0.2 or more)' if fdr < 0.2 else ''}, or ask another "
-                f"question: "
-                f"{spelled('alpha')} (every feature y is related to) or "
+                f"larger {spelled('fdr')}{' (0.2 or more)' if fdr < 0.2 else ''}, or ask "
+                f"another question: {spelled('alpha')} (every feature y is related to) or "
                 f"{spelled('n_features_to_select')}.",
                 UserWarning,
                 stacklevel=4,
