@@ -183,9 +183,10 @@ def restored_features(
     Categorical columns (``mismatch_factors``, see :func:`_factor_tensor`) are never
     restored: their alignment has no median-heuristic counterpart.
 
-    With ``n_jobs``, as many candidates as workers are tried at once against the same
-    kernel; after one is taken, the later ones of its batch are tried again against the new
-    kernel, so the answer is that of trying them one by one, to the last bit.
+    With ``n_jobs``, four candidates per worker are tried at once against the same kernel
+    (one thread pool per batch; few are taken); after one is taken, the later ones of its
+    batch are tried again against the new kernel, so the answer is that of trying them one
+    by one, to the last bit.
 
     Returns
     -------
@@ -213,7 +214,8 @@ def restored_features(
         return trial, _leave_one_out(trial, targets)[0]
 
     order = list(candidates[np.argsort(widened[candidates])])
-    batch_size = effective_n_jobs(n_jobs)
+    workers = effective_n_jobs(n_jobs)
+    batch_size = 1 if workers == 1 else 4 * workers
     while order:
         batch = order[:batch_size]
         work = len(batch) * 4 * K.shape[0] ** 3  # an eigendecomposition each

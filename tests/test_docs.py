@@ -120,8 +120,8 @@ def test_the_docs_name_the_default_game_for_k():
     """The README, the guide pages and the CLI's help say what value_function="auto" ranks k
     features by, and which game the tests of alpha attribute."""
     from pkex_select import HSICShapleySelector
-    from pkex_select._questions import resolve_value_function
     from pkex_select.__main__ import _parser
+    from pkex_select._questions import resolve_value_function
 
     assert HSICShapleySelector._ranked_game == "model"
     assert resolve_value_function("auto", True, 20, "model") == "anova"
