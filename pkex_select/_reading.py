@@ -272,12 +272,16 @@ def load_table(path, target, task, na_values=None, sep=None, missing="error", en
     except FileNotFoundError:
         raise UsageError(f"cannot read {path!r}: no such file") from None
     except UnicodeDecodeError as error:
+        # The error's byte offset counts from the start of the chunk pandas was decoding,
+        # not of the file: it is left out.
         raise UsageError(
-            f"cannot read {path!r} as {error.encoding}: byte {error.start} is not "
-            f"{error.encoding} text; give the file's encoding with --encoding"
+            f"cannot read {path!r} as {error.encoding}: part of it is not {error.encoding} "
+            "text; give the file's encoding with --encoding"
             + (" (or leave it out to have it found)" if encoding else "")
         ) from None
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
+    except pd.errors.EmptyDataError:
+        raise UsageError(f"cannot read {path!r}: it is empty (not even a header row)") from None
+    except (OSError, pd.errors.ParserError) as error:
         raise UsageError(f"cannot read {path!r}: {error}") from None
     if target not in frame.columns:
         near = [c for c in frame.columns if str(c).strip() == target.strip()]

@@ -887,3 +887,21 @@ def test_encoding_flag_reads_what_the_rule_cannot(capsys, tmp_path):
     with pytest.raises(SystemExit):
         _rank(capsys, path, "--target", "y", "--encoding", "klingon")
     assert "unknown encoding 'klingon'" in capsys.readouterr().err
+
+
+def test_empty_files_and_bytes_past_the_sniffed_head_say_what_to_do(capsys, tmp_path):
+    """The encoding is found from the file's first MiB; a later byte that is not UTF-8 is an
+    error naming --encoding (not pandas' offset within its own chunk), and an empty file or
+    one of blank lines is called empty."""
+    rng = np.random.default_rng(0)
+    rows = [f"{rng.normal():.4f},x{i % 3},{rng.normal():.4f}" for i in range(60_000)]
+    path = tmp_path / "mixed.csv"
+    path.write_bytes(
+        ("a,b,y\n" + "\n".join(rows) + "\n").encode() + "0.5,café,0.3\n".encode("cp1252")
+    )
+    status, _, err = _rank(capsys, path, "--target", "y", "--k", "1")
+    assert status == 2 and "as utf-8: part of it is not utf-8 text" in err and "--encoding" in err
+    for content in ("", "\n\n\n"):
+        path.write_text(content)
+        status, _, err = _rank(capsys, path, "--target", "y")
+        assert status == 2 and "it is empty (not even a header row)" in err
