@@ -565,7 +565,8 @@ def _main(argv):
                 args.encoding,
             )
             describe = (
-                f"{args.file}: {X.shape[0]} rows, {X.shape[1]} features, target {args.target!r}"
+                f"{args.file}: {X.shape[0]} rows, {X.shape[1]} "
+                f"feature{'s' if X.shape[1] != 1 else ''}, target {args.target!r}"
             )
         else:
             X, y = _demo_data()

@@ -323,6 +323,13 @@ def _handle_missing(X, missing):
     """X with its missing feature values refused, dropped or imputed (``--missing``)."""
     import pandas as pd
 
+    empty = X.columns[X.isna().all()].tolist()
+    if empty:
+        # A column without a value tells nothing about y, whatever --missing says.
+        if len(empty) == X.shape[1]:
+            raise UsageError("every feature column is empty: there is nothing to rank")
+        note(f"dropped {', '.join(map(repr, map(str, empty)))}, which has no values")
+        X = X.drop(columns=empty)
     columns = X.columns[X.isna().any()].tolist()
     if not columns:
         return X
@@ -341,8 +348,6 @@ def _handle_missing(X, missing):
     X = X.copy()
     for column in columns:
         present = X[column].dropna()
-        if present.empty:
-            raise UsageError(f"column {str(column)!r} has no values; drop it first")
         numeric = pd.api.types.is_numeric_dtype(X[column])
         X[column] = X[column].fillna(present.median() if numeric else present.mode().iloc[0])
     note(f"filled the missing values of {named} (median; most frequent value for text)")

@@ -905,3 +905,16 @@ def test_empty_files_and_bytes_past_the_sniffed_head_say_what_to_do(capsys, tmp_
         path.write_text(content)
         status, _, err = _rank(capsys, path, "--target", "y")
         assert status == 2 and "it is empty (not even a header row)" in err
+
+
+def test_an_empty_column_is_dropped_with_a_note(capsys, tmp_path, planted):
+    """A column without a value tells nothing about y: dropped whatever --missing says."""
+    path = tmp_path / "data.csv"
+    planted.assign(blank=np.nan).to_csv(path, index=False)
+    for flags in ([], ["--missing", "impute"], ["--missing", "drop"]):
+        status, out, err = _rank(capsys, path, "--target", "y", "--k", "1", *flags)
+        assert status == 0 and "dropped 'blank', which has no values" in err
+        assert "blank" not in out
+    pd.DataFrame({"blank": [np.nan] * 20, "y": np.arange(20.0)}).to_csv(path, index=False)
+    status, _, err = _rank(capsys, path, "--target", "y")
+    assert status == 2 and "every feature column is empty" in err
