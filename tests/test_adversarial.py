@@ -400,11 +400,12 @@ CLI = {
     "no target": ("f.csv", CSV, ["--target", "z"], 2),
     "target only": ("t.csv", "y\n1\n2\n3\n4\n5\n", [], 2),
     "constant target": ("c.csv", "a,y\n" + "\n".join(f"{i},1" for i in range(20)), [], 2),
+    # Dropped with a note (tests/test_cli.py::test_an_empty_column_is_dropped_with_a_note).
     "column all missing": (
         "m.csv",
         "a,b,y\n" + "\n".join(f"{i},,{i % 3}" for i in range(20)),
         [],
-        2,
+        0,
     ),
     "--k 0": ("f.csv", CSV, ["--k", "0"], 2),
     "--k 9": ("f.csv", CSV, ["--k", "9"], 0),
