@@ -113,3 +113,27 @@ def test_median_of_distances_is_numpys_median_of_every_distance(size, shape, see
     a, b = np.triu_indices(size, k=1)
     expected = float(np.median(np.abs(values[a] - values[b]))) if a.size else 0.0
     assert median_of_distances(values) == expected
+
+
+@pytest.mark.parametrize("kernels", [["rbf"] * 4, ["rbf", "laplacian", "cauchy", "delta"]])
+def test_pair_factors_in_blocks_and_mapped_memory_are_the_whole_computation(kernels, monkeypatch):
+    """Blocks of rows into a memory mapping of its own give, to the bit, the factors of one
+    broadcast over all pairs."""
+    import pkex_select.kernels as kernel_module
+
+    rng = np.random.default_rng(3)
+    A, B = rng.normal(size=(37, 4)), rng.normal(size=(29, 4))
+    A[:, 3], B[:, 3] = rng.integers(0, 3, 37), rng.integers(0, 3, 29)
+    gamma = np.array([0.3, np.inf, 2.0, 1.0])
+    whole = np.stack(
+        [
+            kernel_module.kernel_factor(A[:, None, j], B[None, :, j], k, gamma[j])
+            for j, k in enumerate(kernels)
+        ],
+        axis=-1,
+    )
+    monkeypatch.setattr(kernel_module, "_PAIR_FACTOR_BYTES", 8 * 29 * 4 * 5)  # 5 rows a block
+    monkeypatch.setattr(kernel_module, "_MAPPED_FROM_BYTES", 1)
+    blocked = kernel_module.pair_factors(A, B, kernels, gamma)
+    assert blocked.shape == (37, 29, 4) and blocked.flags.writeable
+    np.testing.assert_array_equal(blocked, whole)
