@@ -40,8 +40,8 @@ BANDWIDTH_RULES = ("median", "scott", "silverman", "std")
 # Rows used by the median heuristic: its cost is quadratic in them and the median of
 # 10^5 or more distances is stable to a few percent.
 _MEDIAN_MAX_ROWS = 1000
-# pair_factors: the temporaries of one block of rows (within the caches), and the size from
-# which the tensor gets a memory mapping of its own (see _fresh_array).
+# pair_factors: the size from which the tensor gets a memory mapping of its own, built in
+# blocks of rows whose temporaries stay within the caches.
 _PAIR_FACTOR_BYTES = 2**21
 _MAPPED_FROM_BYTES = 2**26
 
@@ -330,33 +330,31 @@ def pair_factors(A, B, kernels, gamma):
     """:func:`factor_tensor` on checked inputs (a list of kernels, float ``gamma``, which may
     be infinite: factor 0 off equal values). Each kernel's columns are computed as one
     contiguous block and written out once: in place on strided views is 5 to 12 times
-    slower. The rows of ``A`` go in blocks, so that the temporaries stay small, into an
-    array from :func:`_fresh_array`."""
-    Z = _fresh_array((A.shape[0], B.shape[0], A.shape[1]))
-    rows = max(1, _PAIR_FACTOR_BYTES // max(1, 8 * B.shape[0] * A.shape[1]))
+    slower.
+
+    A tensor of ``_MAPPED_FROM_BYTES`` or more is built in blocks of rows of ``A`` into an
+    anonymous memory mapping of its own. NumPy asks the kernel for huge pages for large
+    arrays, and where the kernel compacts memory to find them on request
+    (transparent_hugepage/defrag = madvise, as on this project's machine), first writes to
+    a fresh 160 MB factor tensor (1000 rows, d = 20) took from 0.07 s to 0.6 s; on ordinary
+    pages 0.15 to 0.2 s every time. Smaller ones (the explainer's batches) are one broadcast,
+    which is 4x faster there than a copy into a fresh array."""
     groups = [(k, np.array([j for j, kj in enumerate(kernels) if kj == k])) for k in set(kernels)]
+    shape = (A.shape[0], B.shape[0], A.shape[1])
+    if 8 * math.prod(shape) < _MAPPED_FROM_BYTES:
+        if len(groups) == 1:  # one kernel: no column gathers
+            return kernel_factor(A[:, None, :], B[None, :, :], kernels[0], gamma)
+        Z, rows = np.empty(shape), A.shape[0]
+    else:
+        Z = np.frombuffer(mmap.mmap(-1, 8 * math.prod(shape)), dtype=np.float64).reshape(shape)
+        rows = max(1, _PAIR_FACTOR_BYTES // (8 * B.shape[0] * A.shape[1]))
     for start in range(0, A.shape[0], rows):
         block = slice(start, start + rows)
-        if len(groups) == 1:  # one kernel: no column gathers
-            Z[block] = kernel_factor(A[block, None, :], B[None, :, :], kernels[0], gamma)
-            continue
         for kernel, cols in groups:
             Z[block, :, cols] = kernel_factor(
                 A[block, None, cols], B[None, :, cols], kernel, gamma[cols]
             )
     return Z
-
-
-def _fresh_array(shape):
-    """An uninitialised float64 array; a large one from an anonymous memory mapping of its
-    own. NumPy asks the kernel for huge pages for its large arrays, and where the kernel
-    compacts memory to find them on request (transparent_hugepage/defrag = madvise, as on
-    this project's machine), first writes to a fresh 160 MB factor tensor (1000 rows,
-    d = 20) took from 0.07 s to 0.6 s; on ordinary pages they take about 0.1 s every time."""
-    n_bytes = 8 * math.prod(shape)
-    if n_bytes < _MAPPED_FROM_BYTES:
-        return np.empty(shape)
-    return np.frombuffer(mmap.mmap(-1, n_bytes), dtype=np.float64).reshape(shape)
 
 
 def gram_matrices(X: ArrayLike, kernels: str | list = "rbf", gamma: ArrayLike = 1.0) -> np.ndarray:
