@@ -328,7 +328,8 @@ def _handle_missing(X, missing):
         # A column without a value tells nothing about y, whatever --missing says.
         if len(empty) == X.shape[1]:
             raise UsageError("every feature column is empty: there is nothing to rank")
-        note(f"dropped {', '.join(map(repr, map(str, empty)))}, which has no values")
+        has = "which has" if len(empty) == 1 else "which have"
+        note(f"dropped {', '.join(map(repr, map(str, empty)))}, {has} no values")
         X = X.drop(columns=empty)
     columns = X.columns[X.isna().any()].tolist()
     if not columns:

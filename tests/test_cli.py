@@ -915,6 +915,9 @@ def test_an_empty_column_is_dropped_with_a_note(capsys, tmp_path, planted):
         status, out, err = _rank(capsys, path, "--target", "y", "--k", "1", *flags)
         assert status == 0 and "dropped 'blank', which has no values" in err
         assert "blank" not in out
+    planted.assign(blank=np.nan, empty=np.nan).to_csv(path, index=False)
+    status, _, err = _rank(capsys, path, "--target", "y", "--k", "1")
+    assert status == 0 and "dropped 'blank', 'empty', which have no values" in err
     pd.DataFrame({"blank": [np.nan] * 20, "y": np.arange(20.0)}).to_csv(path, index=False)
     status, _, err = _rank(capsys, path, "--target", "y")
     assert status == 2 and "every feature column is empty" in err
