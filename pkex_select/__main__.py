@@ -60,12 +60,13 @@ _READING = {
     "function on average (mean\nabsolute Shapley value, in standard deviations of the target or "
     "in class indicators). 0: the model\ndoes not use it. To test which columns y depends on, "
     "use --alpha.",
-    "model+anova": "Game: the model's beside the ANOVA game. A kernel ridge of the target on "
-    "every column, at bandwidths\naligned with it, is explained row by row; a value is the "
-    "mean of the column's share of the model's\nmoves (mean absolute Shapley values) and its "
-    "share of the ANOVA game's dependence: the values add\nup to 1, and a column y depends on "
-    "ranks above unrelated ones even where the model does not use it\n(a copy of a column it "
-    "uses, an even effect). To test which columns y depends on, use --alpha.",
+    "model+anova": "Game: the model's, with the ANOVA game's beside it. A kernel ridge of the "
+    "target on every column, at\nbandwidths aligned with it, is explained row by row; a value "
+    "is the column's share of the model's moves\n(mean absolute Shapley values) plus 0.3 times its "
+    "share of the ANOVA game's dependence, over 1.3:\nthe columns the model uses keep their "
+    "order, and a column y depends on ranks above unrelated ones\neven where the model does not "
+    "use it (a copy of a column it uses, an even effect). To test which\ncolumns y depends on, "
+    "use --alpha.",
     "observational": "A removed feature's kernel becomes its mean, which keeps part of every "
     "feature in the empty coalition:\nthe values split what is left.",
 }
@@ -125,8 +126,8 @@ def _common_options():
         "--k",
         type=_count(1),
         help="select the K columns a model should use: the K largest values of the model "
-        "game (default: test every column at --alpha 0.05 where that takes seconds, else "
-        "the largest 20%%)",
+        "game, with the ANOVA game's beside it (default: test every column at --alpha 0.05 "
+        "where that takes seconds, else the largest 20%%)",
     )
     common.add_argument(
         "--alpha",
@@ -161,7 +162,7 @@ def _common_options():
         "--value-function",
         choices=["auto", *sorted(_READING)],
         help="the game whose Shapley values are computed (default: auto, the ANOVA game "
-        "when testing, the model game with --k)",
+        "when testing, the model game with the ANOVA game's beside it with --k)",
     )
     common.add_argument(
         "--sep",
@@ -375,7 +376,8 @@ def _print_table(rows, selector, title, out):
     parts = (
         "Each feature's value is its part of the model's moves (below), not of this"
         if selector.value_function_ == "model"
-        else "Each feature's value is the mean of its shares of the model's moves and of it"
+        else "Each feature's value is its share of the model's moves plus 0.3 times its share "
+        "of it, over 1.3"
         if selector.value_function_ == "model+anova"
         else "Each feature's value is its part of it; the values add up to it"
     )

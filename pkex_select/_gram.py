@@ -90,6 +90,14 @@ class TargetGram:
             return self.entries(arguments[..., :, None], arguments[..., None, :])
         return self.entries(arguments[..., :, None, :], arguments[..., None, :, :])
 
+    def take(self, rows):
+        """L among ``rows`` (its kernel parameters unchanged)."""
+        if self.matrix is not None:
+            return TargetGram(self.matrix[np.ix_(rows, rows)])
+        return TargetGram(
+            Y=self.Y[rows], kernels=self.kernels, gamma=self.gamma, bandwidths=self.bandwidths
+        )
+
     def levels(self):
         """Each sample's level (its distinct target value) and one sample of each level.
 

@@ -390,12 +390,15 @@ class MMDShapleyAttributor(ShapleySelectorBase):
     def _ridge_targets(self, target, rows):
         return ridge_targets(target.codes[rows, None], ["delta"])
 
+    def _target_rows(self, target, rows):
+        return target._replace(codes=target.codes[rows])
+
     def _store_statistic(self, attribution, target):
         self.mmd_ = attribution.statistic
         self.classes_ = target.classes
 
-    def _statistic(self):
-        return MMD(self.estimate_, self.block_size, self.n_repetitions_)
+    def _statistic(self, estimate=None):
+        return MMD(estimate or self.estimate_, self.block_size, self.n_repetitions_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -149,7 +149,7 @@ def test_the_anova_game_needs_three_samples():
         HSICShapleySelector(value_function="baseline").fit(X[:2], y_cont[:2])
     fitted = HSICShapleySelector(value_function="baseline").fit(X[:3], y_cont[:3])
     assert np.all(np.isfinite(fitted.shapley_values_)) and np.any(fitted.shapley_values_)
-    assert HSICShapleySelector().fit(X[:4], y_cont[:4]).value_function_ == "model"
+    assert HSICShapleySelector().fit(X[:4], y_cont[:4]).value_function_ == "model+anova"
 
 
 def test_constant_columns_rank_last_and_are_never_selected():

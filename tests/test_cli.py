@@ -575,7 +575,7 @@ def test_separators_are_found(capsys, tmp_path, planted, suffix, sep):
     assert status == 0, err
     report = json.loads(out)
     assert [f["feature"] for f in report["features"] if f["selected"]] == ["a"]
-    assert report["game"] == "model"
+    assert report["game"] == "model+anova"
 
 
 def test_header_problems_are_named(capsys, tmp_path, planted):
@@ -741,12 +741,12 @@ def test_the_model_games_header_does_not_claim_the_values_add_up(capsys, tmp_pat
     path = tmp_path / "planted.csv"
     planted.to_csv(path, index=False)
     status, out, _ = _rank(capsys, path, "--target", "y", "--k", "2")
+    assert status == 0 and "Game: the model's, with the ANOVA game's beside it" in out
+    assert "plus 0.3 times its share" in out and "the values add up to it" not in out
+    flags = ("--k", "2", "--value-function", "model")
+    status, out, _ = _rank(capsys, path, "--target", "y", *flags)
     assert status == 0 and "Game: the model's. A kernel ridge" in out
     assert "not of this" in out and "the values add up to it" not in out
-    flags = ("--k", "2", "--value-function", "model+anova")
-    status, out, _ = _rank(capsys, path, "--target", "y", *flags)
-    assert status == 0 and "Game: the model's beside the ANOVA game" in out
-    assert "mean of its shares" in out and "the values add up to it" not in out
 
 
 @pytest.mark.parametrize("suffix", [".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zip", ".tsv.gz"])

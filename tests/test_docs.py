@@ -122,16 +122,25 @@ def test_the_docs_name_the_default_game_for_k():
     from pkex_select import HSICShapleySelector
     from pkex_select.__main__ import _parser
     from pkex_select._questions import resolve_value_function
+    from pkex_select._selection import ANOVA_SHARE
 
-    assert HSICShapleySelector._ranked_game == "model"
-    assert resolve_value_function("auto", True, 20, "model") == "anova"
+    assert HSICShapleySelector._ranked_game == "model+anova"
+    assert resolve_value_function("auto", True, 20, "model+anova") == "anova"
     readme = " ".join((DOCS.parent / "README.md").read_text().split())
     assert "Ask for k: a kernel ridge model of y" in readme
     assert "Set `alpha`: the kernel-ANOVA game's permutation tests" in readme
     cli = (DOCS / "user_guide" / "cli.rst").read_text()
-    assert re.search(r"``--k K``: .*?values of the model\s+game", cli, flags=re.DOTALL)
+    assert re.search(
+        r"``--k K``: .*?values of the model\s+game, with the ANOVA game's beside it",
+        cli,
+        flags=re.DOTALL,
+    )
     reading = (DOCS / "user_guide" / "reading_values.rst").read_text()
-    assert '``"model"`` (the default\'s game for choosing k features)' in reading
-    assert "the default's game for choosing k features" not in reading.split('``"model+anova"``')[1]
+    assert '``"model+anova"`` (the default\'s game for choosing k features)' in reading
+    assert reading.count("the default's game for choosing k features") == 1
+    # The weight of the ANOVA game's shares, wherever it is stated.
+    weight = f"{ANOVA_SHARE:g} times"
+    assert weight in reading and weight in " ".join(cli.split())
+    assert weight in " ".join(HSICShapleySelector.__doc__.split())
     help_text = " ".join(_parser().format_help().split())
-    assert "the model game with --k" in help_text
+    assert "the model game with the ANOVA game's beside it with --k" in help_text

@@ -330,8 +330,9 @@ def test_memory_caches_the_ranking_across_selection_parameters(tmp_path):
             np.testing.assert_array_equal(fitted.shapley_values_, plain.shapley_values_)
             np.testing.assert_array_equal(fitted.adjusted_pvalues_, plain.adjusted_pvalues_)
         assert [f.get_support().sum() for f in fits] == [2, 4, (plain.scores_ >= 0).sum()]
+        # The default k-fit: the statistic and, beside the model game, the ANOVA game.
         HSICShapleySelector(kernel="laplacian", memory=memory).fit(X, y)
-        assert len(_cached_attributions(folder)) == 2
+        assert len(_cached_attributions(folder)) == 3
     labels = (y > 0).astype(int)
     MMDShapleyAttributor(1, memory=str(tmp_path / "c")).fit(X, labels)
     MMDShapleyAttributor(3, memory=str(tmp_path / "c")).fit(X, labels)

@@ -9,6 +9,7 @@ from sklearn.datasets import make_friedman1
 from sklearn.kernel_ridge import KernelRidge
 
 from pkex_select import HSICShapleySelector, MMDShapleyAttributor, ProductKernelExplainer
+from pkex_select._plan import subsample_rows
 from pkex_select._ridge_game import (
     _PENALTIES,
     _factor_tensor,
@@ -19,6 +20,8 @@ from pkex_select._ridge_game import (
     restored_features,
     ridge_targets,
 )
+from pkex_select._selection import _EVIDENCE_WORK, ANOVA_SHARE
+from pkex_select._statistics import HSIC
 from tests.references import general_coalition_values, shapley_from_coalition_values
 
 
@@ -156,16 +159,50 @@ def test_rows_are_bounded_by_the_tensor_memory():
     assert rows.size == 500 and np.all(np.diff(rows) > 0)
 
 
-def test_default_ranks_by_the_model_game_and_tests_by_the_anova_game():
+def test_default_ranks_by_the_model_and_anova_games_and_tests_by_the_anova_game():
     X, y = make_friedman1(300, 10, noise=0.5, random_state=0)
-    selector = HSICShapleySelector(n_features_to_select=5).fit(X, y)
-    assert selector.value_function_ == "model"
+    selector = HSICShapleySelector(n_features_to_select=5, random_state=0).fit(X, y)
+    assert selector.value_function_ == "model+anova"
     assert set(selector.get_support(indices=True)) == set(range(5))
     assert np.all(selector.shapley_values_ >= 0)
     np.testing.assert_allclose(np.abs(selector.shares_).sum(), 1.0)
+    # Its values from the two games fitted on their own: shares plus 0.3 times shares.
+    model = HSICShapleySelector(value_function="model", random_state=0).fit(X, y)
+    anova = HSICShapleySelector(value_function="anova", scales=[1], random_state=0).fit(X, y)
+    expected = (
+        model.shares_
+        + ANOVA_SHARE
+        * np.maximum(anova.shapley_values_, 0)
+        / np.sum(np.maximum(anova.shapley_values_, 0))
+    ) / (1 + ANOVA_SHARE)
+    np.testing.assert_allclose(selector.shapley_values_, expected, rtol=1e-12)
     tested = HSICShapleySelector(alpha=0.05, random_state=0).fit(X, y)
     assert tested.value_function_ == "anova"
     assert HSICShapleySelector(interactions="SII").fit(X, y).value_function_ == "baseline"
+
+
+def test_the_default_ranks_redundant_copies_above_noise():
+    """The model game alone leaves a copy of a feature it uses at about 0, below noise
+    columns (the planted redundant design of benchmarks.selection.planted); the default
+    ranks every relevant feature above every noise column."""
+    rng = np.random.default_rng(0)
+    n, d = 200, 30
+    X = rng.standard_normal((n, d))
+    signal = rng.standard_normal(n)
+    X[:, :4] = signal[:, None] + 0.29 * rng.standard_normal((n, 4))
+    y = signal + X[:, 4] + np.sin(2 * X[:, 5]) + 0.5 * rng.standard_normal(n)
+    relevant, noise = np.arange(6), np.arange(6, d)
+    model = HSICShapleySelector(value_function="model", random_state=0).fit(X, y)
+    assert model.shapley_values_[relevant].min() < model.shapley_values_[noise].max()
+    default = HSICShapleySelector(n_features_to_select=6, random_state=0).fit(X, y)
+    values = default.shapley_values_
+    assert values[relevant].min() > values[noise].max()
+    np.testing.assert_array_equal(default.get_support(indices=True), relevant)
+    # The features the model uses keep their order.
+    used = np.flatnonzero(model.shares_ > 0.05)
+    np.testing.assert_array_equal(
+        np.argsort(-values[used], kind="stable"), np.argsort(-model.shares_[used], kind="stable")
+    )
 
 
 def test_the_statistic_is_the_joint_kernel_hsic():
@@ -255,3 +292,32 @@ def test_a_sound_kernel_is_not_called_degenerate():
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         HSICShapleySelector(2, value_function="model").fit(X, y)
+
+
+def test_the_anova_part_is_exact_on_a_bounded_number_of_rows(monkeypatch):
+    """The ANOVA game beside the model game is the exact estimate on as many rows as its
+    budget of pairs times features allows (1000 at d = 30), drawn uniformly: on every pair
+    of a large sample it would cost more than the model game."""
+    from pkex_select import _pairgame
+
+    X, y = make_friedman1(1500, 30, noise=0.5, random_state=0)
+    calls = []
+    attribute = _pairgame.attribute
+
+    def recording(statistic, factors, target, **options):
+        calls.append((statistic, factors, target, options.get("value_function")))
+        return attribute(statistic, factors, target, **options)
+
+    monkeypatch.setattr(_pairgame, "attribute", recording)
+    HSICShapleySelector(n_features_to_select=2, random_state=0).fit(X, y)
+    statistic, factors, target, game = calls[-1]
+    rows = subsample_rows(1500, 1000, 0)
+    assert game == "anova" and statistic.estimate == "biased"
+    assert factors.n_samples == 1000 and 1000 * 999 / 2 * 30 <= _EVIDENCE_WORK
+    standardised = (X - X.mean(axis=0)) / X.std(axis=0)
+    np.testing.assert_allclose(factors.X, standardised[rows], rtol=0, atol=1e-12)  # unit scale
+    whole = HSIC.target(y)
+    np.testing.assert_array_equal(target.Y, whole.Y[rows])
+    np.testing.assert_array_equal(
+        target.within(target.Y[None])[0], whole.within(whole.Y[None])[0][np.ix_(rows, rows)]
+    )

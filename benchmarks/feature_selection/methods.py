@@ -47,7 +47,7 @@ def select(method, X, y, task, k, seed, *, scale=True):
         X = StandardScaler().fit_transform(X)
     classification = task == "classification"
     if method.startswith("pkex"):
-        # pkex-default: the selector's defaults (the model game for k features, the
+        # pkex-default: the selector's defaults (the model+anova game for k features, the
         # estimator by data size); pkex: the paper's game on the exact estimate; pkex-anova:
         # the ANOVA game (the default's game for alpha=); pkex-obs: the observational value
         # function (a removed feature's Gram matrix replaced by its mean), the published

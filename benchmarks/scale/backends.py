@@ -6,7 +6,7 @@
 Users wrap grid searches in ``joblib.parallel_backend("loky")``; the chunks of pairs must
 still run in threads then (a process per chunk re-imports the package and reloads the
 compiled kernels). friedman1 at ``--rows`` x ``--features``, two fits: the default
-(``HSICShapleySelector(n_features_to_select=5)``, the model game) and the exact ANOVA game
+(``HSICShapleySelector(n_features_to_select=5)``, the model+anova game) and the exact ANOVA game
 with its 99 permutations (``estimate="biased", alpha=0.05, n_permutations=99``), each with
 ``n_jobs=2`` under no backend, loky and threading, the smallest wall time of ``--repeats``
 fits (the compiled kernels and the loky workers warmed up first). The baseline is the same
@@ -52,13 +52,13 @@ def main(argv=None):
 
     X, y = make_friedman1(args.rows, args.features, noise=1.0, random_state=0)
     fits = {
-        "default (model game)": lambda: HSICShapleySelector(5, n_jobs=2, random_state=0),
+        "default (model+anova)": lambda: HSICShapleySelector(5, n_jobs=2, random_state=0),
         "exact ANOVA game, 99 permutations": lambda: HSICShapleySelector(
             estimate="biased", alpha=0.05, n_permutations=99, n_jobs=2, random_state=0
         ),
     }
     for backend in (None, "loky", "threading"):  # warm up the kernels and the loky workers
-        wall_seconds(1, backend, fits["default (model game)"], X[:300], y[:300])
+        wall_seconds(1, backend, fits["default (model+anova)"], X[:300], y[:300])
     rows = []
     for name, make in fits.items():
         alone = wall_seconds(args.repeats, None, make, X, y)

@@ -2,20 +2,23 @@
 
     python -m benchmarks.selection.planted [--repetitions 20] [--n-jobs 2]
 
-Two designs with d = 50 features, at n = 200, 500 and 2000:
+Three designs with d = 50 features, at n = 200, 500 and 2000:
 
 - ``even``: X is AR(1) with rho = 0.3 and y = |x_a| + 1{x_b > 0.5} + cos(2 x_c) + x_d x_e +
   0.5 x_d + N(0, 1), five relevant columns drawn at random: an even effect, a step, a
   periodic one and an interaction.
 - ``redundant``: X standard normal, four near-copies (r ~ 0.96) of one signal s beside two
   more relevant columns, y = s + x_e + sin(2 x_f) + N(0, 0.25).
+- ``blocks``: X standard normal, three near-copies (r ~ 0.9) of a signal s whose effect is
+  even, a step and a pure interaction (no main effect): y = |s| + 1{x_e > 0} + x_c x_d +
+  N(0, 0.25), six relevant columns.
 
 Each method ranks the features and keeps k = the number of relevant ones. Reported per design
 and n: the recall of the relevant features at k, the share of data sets on which every
 relevant feature ranks above every noise column, and the relevant features valued exactly 0.
-Methods: ``value_function="model+anova"`` (the model game's shares averaged with the ANOVA
-game's), the model game alone (``model``, the default for k features), the paper's game
-(``paper``) and ExtraTrees (300 trees).
+Methods: the selector's default (``default``: ``value_function="model+anova"``, the model
+game's shares plus 0.3 times the ANOVA game's), the model game alone (``model``), the
+paper's game (``paper``) and ExtraTrees (300 trees).
 """
 
 import argparse
@@ -33,7 +36,7 @@ RESULTS = Path(__file__).parent / "results"
 SIZES = (200, 500, 2000)
 N_FEATURES = 50
 METHODS = {
-    "model+anova": {"value_function": "model+anova"},
+    "default": {},
     "model": {"value_function": "model"},
     "paper": {"value_function": "baseline"},
 }
@@ -58,7 +61,17 @@ def redundant(n, rng):
     return X, y + 0.5 * rng.standard_normal(n), relevant
 
 
-DESIGNS = {"even": even, "redundant": redundant}
+def blocks(n, rng):
+    X = rng.standard_normal((n, N_FEATURES))
+    relevant = rng.choice(N_FEATURES, 6, replace=False)
+    signal = rng.standard_normal(n)
+    X[:, relevant[:3]] = signal[:, None] + 0.33 * rng.standard_normal((n, 3))
+    c, d, e = relevant[3:]
+    y = np.abs(signal) + (X[:, e] > 0) + X[:, c] * X[:, d]
+    return X, y + 0.5 * rng.standard_normal(n), relevant
+
+
+DESIGNS = {"even": even, "redundant": redundant, "blocks": blocks}
 
 
 def values(method, X, y, seed):

@@ -197,7 +197,7 @@ def test_backends_benchmark_runs(tmp_path):
 
     main(["--rows", "200", "--features", "5", "--repeats", "1", "--out", str(tmp_path)])
     text = (tmp_path / "backends.md").read_text()
-    assert "| default (model game) | loky | " in text and "| threading | " in text
+    assert "| default (model+anova) | loky | " in text and "| threading | " in text
 
 
 def test_exact_floor_benchmark_runs(tmp_path):
