@@ -126,9 +126,6 @@ class ModelStatistic:
                 return W
         values = explained_values(factors, weights, selector.n_jobs)
         if self.game == "model+anova":
-            numeric = np.zeros(columns.shape[1], dtype=bool)
-            values = selector._model_anova_values(
-                values, columns, numeric, target, check_memory(None)
-            )
+            values = selector._model_anova_values(values, prepared, target, check_memory(None))
         self.name_ = self.game
         return _difference(values)

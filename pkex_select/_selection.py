@@ -53,7 +53,7 @@ from ._validation import (
     holds_numbers,
     renamed_estimate,
 )
-from .kernels import BANDWIDTH_RULES
+from .kernels import BANDWIDTH_RULES, bandwidths
 
 __all__ = [
     "resolve_estimate",
@@ -364,14 +364,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         if model_game:
             values = self._model_values(features, target, memory)
             if self.value_function_ == "model+anova":
-                values = self._model_anova_values(
-                    values,
-                    X,
-                    self._categorical_mask_,
-                    target,
-                    memory,
-                    column_names=getattr(self, "feature_names_in_", None),
-                )
+                values = self._model_anova_values(values, features, target, memory)
             attribution = replace(attribution, values=values)
         if not np.any(attribution.values) and not features.constant.all():
             warnings.warn(
@@ -474,11 +467,11 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             n_jobs=self.n_jobs,
         )
 
-    def _model_anova_values(self, model_values, X, categorical, target, memory, column_names=None):
+    def _model_anova_values(self, model_values, features, target, memory):
         """The values of ``value_function="model+anova"``: each feature's share of the
         model game's values plus ``ANOVA_SHARE`` times its share of the ANOVA game's
-        (median-heuristic bandwidths, one scale) on the rows the model is fitted on, scaled
-        to add up to 1.
+        (median-heuristic bandwidths, one scale) on the rows of :func:`_evidence_rows`,
+        scaled to add up to 1. ``features``: the model game's (their standardised columns).
 
         The model game ranks the features a model should use, but gives a feature the model
         leaves out a value of about 0: an even effect the alignment widened away, or a copy
@@ -487,24 +480,23 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         depend on about 0, so such a feature still ranks above the noise, while the
         features the model uses keep their order.
         """
-        bandwidth = resolve_bandwidth_rule(self.bandwidth, "anova")
-        features = memory.cache(prepare_features)(
-            X,
-            categorical,
-            kernel=self.kernel,
-            bandwidth="median" if bandwidth == "alignment" else bandwidth,
-            scales=(1.0,),
-            column_names=column_names,
-        )
-        rows = _evidence_rows(*X.shape, self._random_state)
+        rule = resolve_bandwidth_rule(self.bandwidth, "anova")
+        numeric = np.asarray(features.kernels) != "delta"
+        column_bandwidths = np.ones(numeric.size)
+        if numeric.any():
+            column_bandwidths[numeric] = bandwidths(
+                features.data[:, numeric], "median" if rule == "alignment" else rule
+            )
+        anova = with_bandwidths(replace(features, scales=(1.0,)), column_bandwidths)
+        rows = _evidence_rows(*features.data.shape, self._random_state)
         estimate = self.estimate_
         if renamed_estimate(self.estimate, self.estimator) == "auto":
             estimate = resolve_estimate(
-                "auto", rows.size, X.shape[1], self.block_size, self.n_repetitions
+                "auto", rows.size, numeric.size, self.block_size, self.n_repetitions
             )
         evidence = memory.cache(_pairgame.attribute, ignore=["n_jobs", "progress"])(
             self._statistic(estimate),
-            DataFactors(features.data[rows], features.kernels, features.gammas, features.constant),
+            DataFactors(anova.data[rows], anova.kernels, anova.gammas, anova.constant),
             self._target_rows(target, rows),
             random_state=self._random_state,
             n_jobs=self.n_jobs,
