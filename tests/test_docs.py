@@ -120,7 +120,7 @@ def test_the_docs_name_the_default_game_for_k():
     """The README, the guide pages and the CLI's help say what value_function="auto" ranks k
     features by, and which game the tests of alpha attribute."""
     from pkex_select import HSICShapleySelector
-    from pkex_select.__main__ import _parser
+    from pkex_select.__main__ import _READING, _parser
     from pkex_select._questions import resolve_value_function
     from pkex_select._selection import ANOVA_SHARE
 
@@ -142,5 +142,8 @@ def test_the_docs_name_the_default_game_for_k():
     weight = f"{ANOVA_SHARE:g} times"
     assert weight in reading and weight in " ".join(cli.split())
     assert weight in " ".join(HSICShapleySelector.__doc__.split())
+    # The command line states it too (it does not import the selectors at start-up).
+    assert f"plus {weight}" in " ".join(_READING["model+anova"].split())
+    assert f"over {1 + ANOVA_SHARE:g}" in " ".join(_READING["model+anova"].split())
     help_text = " ".join(_parser().format_help().split())
     assert "the model game with the ANOVA game's beside it with --k" in help_text
