@@ -825,6 +825,9 @@ def test_ctrl_c_early_is_a_clean_interruption(tmp_path, delay):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # As above: a test run started in the background inherits SIGINT ignored, which the
+        # command then rightly ignores; a user's terminal delivers it.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     time.sleep(delay)
     process.send_signal(signal.SIGINT)
