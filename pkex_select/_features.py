@@ -38,6 +38,7 @@ __all__ = [
     "non_numeric_message",
     "prepare_features",
     "resolve_scales",
+    "rule_bandwidths",
     "with_bandwidths",
 ]
 
@@ -148,12 +149,18 @@ def prepare_features(
     _warn_identifiers(columns, categorical, column_names)
     columns[:, numeric] = standardise(columns[:, numeric])[0]
     kernels = tuple("delta" if is_categorical else kernel for is_categorical in categorical)
-    column_bandwidths = np.ones(columns.shape[1])
-    if numeric.any():
-        column_bandwidths[numeric] = bandwidths(columns[:, numeric], bandwidth)
     resolved = resolve_scales(scales, int(numeric.sum()))
     prepared = PreparedFeatures(columns, kernels, None, resolved, None, constant, categorical)
-    return with_bandwidths(prepared, column_bandwidths)
+    return with_bandwidths(prepared, rule_bandwidths(columns, numeric, bandwidth))
+
+
+def rule_bandwidths(columns, numeric, rule):
+    """Each column's bandwidth by ``rule`` (:func:`pkex_select.kernels.bandwidths`) on the
+    standardised ``numeric`` columns; 1 for the others (their delta kernel has no width)."""
+    column_bandwidths = np.ones(columns.shape[1])
+    if numeric.any():
+        column_bandwidths[numeric] = bandwidths(columns[:, numeric], rule)
+    return column_bandwidths
 
 
 def with_bandwidths(features, column_bandwidths):

@@ -27,6 +27,7 @@ from ._features import (
     non_numeric_message,
     prepare_features,
     resolve_scales,
+    rule_bandwidths,
     with_bandwidths,
 )
 from ._interactions import INDICES
@@ -53,7 +54,7 @@ from ._validation import (
     holds_numbers,
     renamed_estimate,
 )
-from .kernels import BANDWIDTH_RULES, bandwidths
+from .kernels import BANDWIDTH_RULES
 
 __all__ = [
     "resolve_estimate",
@@ -482,12 +483,8 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         """
         rule = resolve_bandwidth_rule(self.bandwidth, "anova")
         numeric = np.asarray(features.kernels) != "delta"
-        column_bandwidths = np.ones(numeric.size)
-        if numeric.any():
-            column_bandwidths[numeric] = bandwidths(
-                features.data[:, numeric], "median" if rule == "alignment" else rule
-            )
-        anova = with_bandwidths(replace(features, scales=(1.0,)), column_bandwidths)
+        by_rule = rule_bandwidths(features.data, numeric, "median" if rule == "alignment" else rule)
+        anova = with_bandwidths(replace(features, scales=(1.0,)), by_rule)
         rows = _evidence_rows(*features.data.shape, self._random_state)
         estimate = self.estimate_
         if renamed_estimate(self.estimate, self.estimator) == "auto":
