@@ -533,6 +533,13 @@ def main(argv=None):
         sys.stderr = stderr
 
 
+def _interrupted():
+    _discard_stdout()
+    fresh_line = "" if getattr(sys.stderr, "at_line_start", True) else "\n"
+    print(f"{fresh_line}pkex-select: interrupted", file=sys.stderr)
+    return 130
+
+
 def _import_the_library():
     """Import NumPy, pandas, scikit-learn and the estimators with Ctrl-C held back until
     they are loaded: NumPy turns an interrupt inside its compiled modules into an ImportError
@@ -615,10 +622,13 @@ def _main(argv):
         _discard_stdout()
         return 1
     except KeyboardInterrupt:
-        _discard_stdout()
-        fresh_line = "" if getattr(sys.stderr, "at_line_start", True) else "\n"
-        print(f"{fresh_line}pkex-select: interrupted", file=sys.stderr)
-        return 130
+        return _interrupted()
+    except SystemError as error:
+        # A Ctrl-C that lands while a numba function returns reaches Python as a SystemError
+        # ("returned a result with an exception set") caused by the KeyboardInterrupt.
+        if isinstance(error.__cause__, KeyboardInterrupt):
+            return _interrupted()
+        raise
     except OSError as error:  # stdout is a full disk, a closed file, ...
         _discard_stdout()
         print(
