@@ -205,3 +205,28 @@ def test_exact_floor_benchmark_runs(tmp_path):
 
     main(["--rows", "200", "--out", str(tmp_path)])
     assert "| 200 | 20 | 19900 | 2 | " in (tmp_path / "exact.md").read_text()
+
+
+def test_threads_benchmark_reports_the_second_core_beside_the_reference(capsys):
+    import json
+
+    from benchmarks.scale.threads import ceiling, second_core_table
+
+    ceiling(2, 1)
+    assert set(json.loads(capsys.readouterr().out)) == {"wall", "cpu"}
+    cases = {
+        "default, n = 1000": (2.0, 2.2),
+        "default, n = 1000, n_jobs=2": (1.0, 1.0),
+        "alpha=0.05, n = 2000, n_jobs=1": (3.0, 3.0),
+        "alpha=0.05, n = 2000, n_jobs=2": (2.0, 1.5),
+        "reference: 8 eigendecompositions, n_jobs=1": (0.2, 0.2),
+        "reference: 8 eigendecompositions, n_jobs=2": (0.1, 0.4),
+    }
+    rows = [
+        {"fit": fit, "pinned wall (s)": str(pinned), "free wall (s)": str(free)}
+        for fit, (pinned, free) in cases.items()
+    ]
+    table = second_core_table(rows, 1000)
+    assert "| default, n = 1000 | 2.00 | 2.20 |" in table
+    assert "| alpha=0.05, n = 2000 | 1.50 | 2.00 |" in table
+    assert "| reference: 8 eigendecompositions | 2.00 | 0.50 |" in table
