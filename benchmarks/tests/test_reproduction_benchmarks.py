@@ -226,7 +226,7 @@ def test_threads_benchmark_reports_the_second_core_beside_the_reference(capsys):
         {"fit": fit, "pinned wall (s)": str(pinned), "free wall (s)": str(free)}
         for fit, (pinned, free) in cases.items()
     ]
-    table = second_core_table(rows, 1000)
+    table = second_core_table(rows)
     assert "| default, n = 1000 | 2.00 | 2.20 |" in table
     assert "| alpha=0.05, n = 2000 | 1.50 | 2.00 |" in table
     assert "| reference: 8 eigendecompositions | 2.00 | 0.50 |" in table
