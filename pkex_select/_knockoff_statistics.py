@@ -50,9 +50,9 @@ def _prepared(selector, columns, target, game):
     """The columns ready for ``game``: bandwidths aligned with y where the rule says so, as
     the selector prepares its own features (no restoring: that is a choice by column)."""
     numeric = np.zeros(columns.shape[1], dtype=bool)
-    return selector._prepare_features(
-        columns, numeric, target, game, check_memory(None), restore=False
-    )
+    memory = check_memory(None)
+    features = selector._base_features(columns, numeric, game, memory)
+    return selector._prepare_features(features, target, game, memory, restore=False)
 
 
 class ShapleyStatistic:
@@ -126,6 +126,9 @@ class ModelStatistic:
                 return W
         values = explained_values(factors, weights, selector.n_jobs)
         if self.game == "model+anova":
-            values = selector._model_anova_values(values, prepared, target, check_memory(None))
+            anova_values = selector._anova_values(
+                prepared, target, check_memory(None), selector.n_jobs
+            )
+            values = selector._model_anova_values(values, anova_values)
         self.name_ = self.game
         return _difference(values)

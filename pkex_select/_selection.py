@@ -9,6 +9,7 @@ selection that answers it (the knockoff draws too), is in _questions.py.
 import math
 import warnings
 from dataclasses import replace
+from functools import partial
 from numbers import Integral, Real
 
 import joblib
@@ -43,7 +44,7 @@ from ._ridge_game import (
     restore_rows,
     restored_features,
 )
-from ._scheduling import progress_printer
+from ._scheduling import beside, progress_printer
 from ._sklearn_compat import HasMethods, Interval, StrOptions, get_output_config
 from ._spelling import spelled
 from ._statistics import VALUE_FUNCTIONS
@@ -336,18 +337,24 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             )
         # What is costly is cached (with memory set); the key leaves out what only selects.
         memory = check_memory(self.memory)
-        features = self._prepare_features(
+        features = self._base_features(
             X,
             self._categorical_mask_,
-            target,
             self.value_function_,
             memory,
             column_names=getattr(self, "feature_names_in_", None),
         )
+        model_game = self.value_function_ in MODEL_GAMES
+        # The model game's chain (alignment, restore, ridge) is sequential; with n_jobs the
+        # ANOVA game's values and the statistic alone are computed beside it.
+        evidence = None
+        if self.value_function_ == "model+anova":
+            evidence = beside(self._anova_values, self.n_jobs, features, target, memory)
+        features = self._prepare_features(features, target, self.value_function_, memory)
         n_permutations = question.permutation_count(self, int((~features.constant).sum()))
         attribute = memory.cache(_pairgame.attribute, ignore=["n_jobs", "progress"])
-        model_game = self.value_function_ in MODEL_GAMES
-        attribution = attribute(
+        statistic = partial(
+            attribute,
             self._statistic(),
             JointFactors(features.factors()) if model_game else features.factors(),
             target,
@@ -355,18 +362,23 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             n_permutations=n_permutations,
             correction=self.correction,
             random_state=self._random_state,
-            n_jobs=self.n_jobs,
             progress=progress_printer(type(self).__name__, self.verbose),
             value_function="baseline" if model_game else self.value_function_,
             anova_weight=self.anova_weight,
             interactions=self.interactions,
             alpha=self.alpha,
         )
+        if model_game and n_permutations == 0:
+            attribution = beside(statistic, self.n_jobs)
+        else:
+            attribution = partial(statistic, n_jobs=self.n_jobs)
         if model_game:
             values = self._model_values(features, target, memory)
-            if self.value_function_ == "model+anova":
-                values = self._model_anova_values(values, features, target, memory)
-            attribution = replace(attribution, values=values)
+            if evidence is not None:
+                values = self._model_anova_values(values, evidence())
+            attribution = replace(attribution(), values=values)
+        else:
+            attribution = attribution()
         if not np.any(attribution.values) and not features.constant.all():
             warnings.warn(
                 "Every Shapley value is 0, so a selection by value is arbitrary: the kernel "
@@ -400,14 +412,11 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         question.select(self, X, target, attribute, attribution.statistic)
         return self
 
-    def _prepare_features(
-        self, X, categorical, target, game, memory, column_names=None, restore=True
-    ):
-        """The features of ``X`` ready for ``game``, their bandwidths aligned with y where
-        the bandwidth rule says so (and, in the model game with ``restore``, the features
-        the alignment set aside put back where the ridge predicts better with them)."""
+    def _base_features(self, X, categorical, game, memory, column_names=None):
+        """The columns of ``X`` standardised and encoded for ``game``, with the bandwidths
+        of its rule (the median heuristic's where the rule is alignment)."""
         bandwidth = resolve_bandwidth_rule(self.bandwidth, game)
-        features = memory.cache(prepare_features)(
+        return memory.cache(prepare_features)(
             X,
             categorical,
             kernel=self.kernel,
@@ -415,16 +424,25 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             scales=resolve_selection_scales(self.scales, self.value_function, game),
             column_names=column_names,
         )
-        mismatch_factors = np.zeros(X.shape[1])
+
+    def _prepare_features(self, features, target, game, memory, restore=True):
+        """``features`` (from :meth:`_base_features`) ready for ``game``: their bandwidths
+        aligned with y where the bandwidth rule says so (and, in the model game with
+        ``restore``, the features the alignment set aside put back where the ridge predicts
+        better with them)."""
+        bandwidth = resolve_bandwidth_rule(self.bandwidth, game)
+        shape = features.data.shape
+        mismatch_factors = np.zeros(shape[1])
         if bandwidth == "alignment":
-            rows = alignment_rows(*X.shape, self._random_state)
-            bandwidths, mismatch_factors = memory.cache(aligned_bandwidths)(
+            rows = alignment_rows(*shape, self._random_state)
+            bandwidths, mismatch_factors = memory.cache(aligned_bandwidths, ignore=["n_jobs"])(
                 features.data[rows],
                 features.kernels,
                 features.bandwidths,
                 features.gammas[0],
                 self._target_gram(target, rows),
                 align_categories=game in MODEL_GAMES,
+                n_jobs=self.n_jobs,
             )
             aligned = with_bandwidths(features, bandwidths)
         else:
@@ -433,7 +451,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             return aligned
         # The model game's ridge drops the categorical columns it predicts as well without
         # and takes back a feature the alignment set aside that it predicts better with.
-        rows = restore_rows(X.shape[0], self._random_state)
+        rows = restore_rows(shape[0], self._random_state)
         ridge_targets = self._ridge_targets(target, rows)
         mismatch_factors = memory.cache(dropped_categories)(
             features.data[rows],
@@ -468,11 +486,10 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             n_jobs=self.n_jobs,
         )
 
-    def _model_anova_values(self, model_values, features, target, memory):
+    def _model_anova_values(self, model_values, anova_values):
         """The values of ``value_function="model+anova"``: each feature's share of the
         model game's values plus ``ANOVA_SHARE`` times its share of the ANOVA game's
-        (median-heuristic bandwidths, one scale) on the rows of :func:`_evidence_rows`,
-        scaled to add up to 1. ``features``: the model game's (their standardised columns).
+        (:meth:`_anova_values`), scaled to add up to 1.
 
         The model game ranks the features a model should use, but gives a feature the model
         leaves out a value of about 0: an even effect the alignment widened away, or a copy
@@ -481,6 +498,12 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         depend on about 0, so such a feature still ranks above the noise, while the
         features the model uses keep their order.
         """
+        shares = _positive_shares(model_values) + ANOVA_SHARE * _positive_shares(anova_values)
+        return shares / (1.0 + ANOVA_SHARE)
+
+    def _anova_values(self, features, target, memory, n_jobs):
+        """The ANOVA game's values (median-heuristic bandwidths, one scale) on the rows of
+        :func:`_evidence_rows`; ``features``: the model game's (their standardised columns)."""
         rule = resolve_bandwidth_rule(self.bandwidth, "anova")
         numeric = np.asarray(features.kernels) != "delta"
         by_rule = rule_bandwidths(features.data, numeric, "median" if rule == "alignment" else rule)
@@ -496,12 +519,11 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             DataFactors(anova.data[rows], anova.kernels, anova.gammas, anova.constant),
             self._target_rows(target, rows),
             random_state=self._random_state,
-            n_jobs=self.n_jobs,
+            n_jobs=n_jobs,
             value_function="anova",
             anova_weight=self.anova_weight,
         )
-        shares = _positive_shares(model_values) + ANOVA_SHARE * _positive_shares(evidence.values)
-        return shares / (1.0 + ANOVA_SHARE)
+        return evidence.values
 
     def _question(self):
         """The question the parameters ask (see _questions.py), checked before any work."""

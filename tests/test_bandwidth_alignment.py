@@ -174,3 +174,66 @@ def test_tests_refuse_bandwidths_chosen_with_y(options):
     X = rng.standard_normal((50, 3))
     with pytest.raises(ValueError, match="bandwidth='alignment' chooses the bandwidths with y"):
         HSICShapleySelector(bandwidth="alignment", **options).fit(X, X[:, 0])
+
+
+def _objective_inputs(n_rows, kernels, seed):
+    """The pairs of random rows as aligned_bandwidths hands them to the objective."""
+    generator = np.random.default_rng(seed)
+    first, second = np.triu_indices(n_rows, k=1)
+    X = generator.standard_normal((n_rows, len(kernels)))
+    distances = np.column_stack(
+        [kernel_distances(X[first, j] - X[second, j], k) for j, k in enumerate(kernels)]
+    )
+    y = np.sin(X[:, 0]) + generator.standard_normal(n_rows)
+    target = np.exp(-(np.subtract.outer(y, y) ** 2))
+    target -= target.mean(axis=0)
+    target -= target.mean(axis=1)[:, None]
+    fixed = (generator.integers(0, 3, first.size) > 0).astype(np.float64)  # a delta column
+    cauchy = np.array([k == "cauchy" for k in kernels])
+    pairs = (distances, cauchy, fixed, first, second, target[first, second])
+    return (*pairs, np.trace(target), n_rows), generator
+
+
+@pytest.mark.parametrize("kernels", [["rbf"] * 6, ["rbf", "laplacian", "cauchy", "cauchy"]])
+def test_the_compiled_objective_is_its_numpy_twin(kernels):
+    pytest.importorskip("numba")
+    inputs, generator = _objective_inputs(90, kernels, 4)
+    numpy_twin = alignment.PenalisedLogAlignment(*inputs, compiled=False)
+    compiled = alignment.PenalisedLogAlignment(*inputs, compiled=True)
+    for _ in range(5):
+        point = np.log(generator.uniform(0.01, 2.0, len(kernels)) / len(kernels))
+        value, gradient = compiled(point)
+        expected_value, expected_gradient = numpy_twin(point)
+        np.testing.assert_allclose(value, expected_value, rtol=1e-12)
+        scale = np.abs(expected_gradient).max()
+        np.testing.assert_allclose(gradient, expected_gradient, rtol=0, atol=1e-12 * scale)
+
+
+def test_the_compiled_objective_does_not_depend_on_the_number_of_threads(monkeypatch):
+    pytest.importorskip("numba")
+    monkeypatch.setattr(alignment, "_CHUNK_PAIRS", 97)  # many chunks, a short last one
+    monkeypatch.setattr(alignment, "_MIN_PARALLEL_PAIR_FEATURES", 0)
+    inputs, generator = _objective_inputs(120, ["rbf", "cauchy", "laplacian"], 5)
+    objective = alignment.PenalisedLogAlignment(*inputs, compiled=True)
+    point = np.log(generator.uniform(0.01, 2.0, 3) / 3)
+    alone = objective(point)
+    for threads in (2, 3):
+        with objective.workers(threads):
+            assert objective._executor is not None
+            shared = objective(point)
+        assert shared[0] == alone[0]
+        np.testing.assert_array_equal(shared[1], alone[1])
+
+
+def test_a_fit_on_two_threads_aligns_the_same_bandwidths(monkeypatch):
+    """n_jobs=2 shares the alignment's sweeps among threads and computes the ANOVA game and
+    the statistic beside the model game. The bandwidths and the statistic are the same bit
+    for bit; the values to rounding (the explanation's chunks of rows follow the workers)."""
+    monkeypatch.setattr(alignment, "_MIN_PARALLEL_PAIR_FEATURES", 0)
+    X = rng.standard_normal((250, 6))
+    y = np.abs(X[:, 0]) + X[:, 1] + 0.3 * rng.standard_normal(250)
+    one = HSICShapleySelector(2, random_state=0, n_jobs=1).fit(X, y)
+    two = HSICShapleySelector(2, random_state=0, n_jobs=2).fit(X, y)
+    np.testing.assert_array_equal(two.bandwidths_, one.bandwidths_)
+    assert two.hsic_ == one.hsic_
+    np.testing.assert_allclose(two.shapley_values_, one.shapley_values_, rtol=1e-12)
