@@ -347,10 +347,15 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         model_game = self.value_function_ in MODEL_GAMES
         # The model game's chain (alignment, restore, ridge) is sequential; with n_jobs the
         # ANOVA game's values and the statistic alone are computed beside it.
-        evidence = None
+        evidence, free_workers = None, self.n_jobs
         if self.value_function_ == "model+anova":
             evidence = beside(self._anova_values, self.n_jobs, features, target, memory)
-        features = self._prepare_features(features, target, self.value_function_, memory)
+            # A worker is busy beside: threads beyond the cores would stall the alignment's
+            # sweeps, which wait for each other on every evaluation.
+            free_workers = max(1, joblib.effective_n_jobs(self.n_jobs) - 1)
+        features = self._prepare_features(
+            features, target, self.value_function_, memory, alignment_jobs=free_workers
+        )
         n_permutations = question.permutation_count(self, int((~features.constant).sum()))
         attribute = memory.cache(_pairgame.attribute, ignore=["n_jobs", "progress"])
         statistic = partial(
@@ -425,11 +430,11 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             column_names=column_names,
         )
 
-    def _prepare_features(self, features, target, game, memory, restore=True):
+    def _prepare_features(self, features, target, game, memory, restore=True, alignment_jobs=1):
         """``features`` (from :meth:`_base_features`) ready for ``game``: their bandwidths
         aligned with y where the bandwidth rule says so (and, in the model game with
         ``restore``, the features the alignment set aside put back where the ridge predicts
-        better with them)."""
+        better with them). ``alignment_jobs``: the threads of the alignment's sweeps."""
         bandwidth = resolve_bandwidth_rule(self.bandwidth, game)
         shape = features.data.shape
         mismatch_factors = np.zeros(shape[1])
@@ -442,7 +447,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
                 features.gammas[0],
                 self._target_gram(target, rows),
                 align_categories=game in MODEL_GAMES,
-                n_jobs=self.n_jobs,
+                n_jobs=alignment_jobs,
             )
             aligned = with_bandwidths(features, bandwidths)
         else:

@@ -177,24 +177,26 @@ def test_tests_refuse_bandwidths_chosen_with_y(options):
 
 
 def _objective_inputs(n_rows, kernels, seed):
-    """The pairs of random rows as aligned_bandwidths hands them to the objective."""
+    """Random rows as aligned_bandwidths hands them to the objective, with a delta column
+    that is not aligned (its factors fixed) and a target's centred Gram matrix."""
     generator = np.random.default_rng(seed)
     first, second = np.triu_indices(n_rows, k=1)
     X = generator.standard_normal((n_rows, len(kernels)))
-    distances = np.column_stack(
-        [kernel_distances(X[first, j] - X[second, j], k) for j, k in enumerate(kernels)]
-    )
+    for j, kernel in enumerate(kernels):
+        if kernel == "delta":
+            X[:, j] = generator.integers(0, 3, n_rows)
     y = np.sin(X[:, 0]) + generator.standard_normal(n_rows)
     target = np.exp(-(np.subtract.outer(y, y) ** 2))
     target -= target.mean(axis=0)
     target -= target.mean(axis=1)[:, None]
-    fixed = (generator.integers(0, 3, first.size) > 0).astype(np.float64)  # a delta column
-    cauchy = np.array([k == "cauchy" for k in kernels])
-    pairs = (distances, cauchy, fixed, first, second, target[first, second])
-    return (*pairs, np.trace(target), n_rows), generator
+    codes = generator.integers(0, 4, n_rows)
+    fixed = (codes[first] == codes[second]).astype(np.float64)
+    return (X, kernels, fixed, target[first, second], np.trace(target)), generator
 
 
-@pytest.mark.parametrize("kernels", [["rbf"] * 6, ["rbf", "laplacian", "cauchy", "cauchy"]])
+@pytest.mark.parametrize(
+    "kernels", [["rbf"] * 6, ["cauchy", "delta", "laplacian", "rbf", "cauchy", "laplacian"]]
+)
 def test_the_compiled_objective_is_its_numpy_twin(kernels):
     pytest.importorskip("numba")
     inputs, generator = _objective_inputs(90, kernels, 4)
@@ -213,9 +215,9 @@ def test_the_compiled_objective_does_not_depend_on_the_number_of_threads(monkeyp
     pytest.importorskip("numba")
     monkeypatch.setattr(alignment, "_CHUNK_PAIRS", 97)  # many chunks, a short last one
     monkeypatch.setattr(alignment, "_MIN_PARALLEL_PAIR_FEATURES", 0)
-    inputs, generator = _objective_inputs(120, ["rbf", "cauchy", "laplacian"], 5)
+    inputs, generator = _objective_inputs(120, ["cauchy", "delta", "laplacian", "rbf"], 5)
     objective = alignment.PenalisedLogAlignment(*inputs, compiled=True)
-    point = np.log(generator.uniform(0.01, 2.0, 3) / 3)
+    point = np.log(generator.uniform(0.01, 2.0, 4) / 4)
     alone = objective(point)
     for threads in (2, 3):
         with objective.workers(threads):
