@@ -43,8 +43,8 @@ _MAX_ROWS = 600
 _PENALTY = 0.005
 # A bandwidth s enters gamma as s^-power.
 _POWER = {"rbf": 2.0, "cauchy": 2.0, "laplacian": 1.0}
-# Pairs per chunk of the compiled sweep (20 features: 640 kB, in a core's cache); the chunks'
-# partial sums are added in their order, whatever the number of threads.
+# The compiled sweeps' chunks: whole rows a with about this many pairs (a, b > a) in all.
+# Their partial sums are added in chunk order, whatever the number of threads.
 _CHUNK_PAIRS = 4096
 # Below this many pair-features an evaluation (about 1 ms) is too short to share.
 _MIN_PARALLEL_PAIR_FEATURES = 1_000_000
@@ -179,20 +179,20 @@ class PenalisedLogAlignment:
         self.compiled = _integrals.NUMBA if compiled is None else compiled
         n_rows = columns.shape[0]
         first, second = np.triu_indices(n_rows, k=1)
-        distances = [
-            (columns[first, j] != columns[second, j]).astype(np.float64)
-            if kernel == "delta"
-            else kernel_distances(columns[first, j] - columns[second, j], kernel)
-            for j, kernel in enumerate(kernels)
-        ]
-        self.mean_distances = np.array([u.mean() for u in distances])
+
+        def distances(j, kernel):  # u of column j on every pair
+            if kernel == "delta":
+                return (columns[first, j] != columns[second, j]).astype(np.float64)
+            return kernel_distances(columns[first, j] - columns[second, j], kernel)
+
+        self.mean_distances = np.array([distances(*c).mean() for c in enumerate(kernels)])
         self.cauchy = np.array([kernel == "cauchy" for kernel in kernels], dtype=bool)
         self.fixed, self.target_pairs, self.target_trace = fixed, target_pairs, target_trace
         self.n_rows = n_rows
         self._executor = None
         if not self.compiled:
             self.first, self.second = first, second
-            matrix = np.column_stack(distances)  # pairs down the columns for the products
+            matrix = np.column_stack([distances(*c) for c in enumerate(kernels)])
             self.exponential_distances = np.asfortranarray(matrix[:, ~self.cauchy])
             self.cauchy_distances = matrix[:, self.cauchy]
             return
@@ -214,8 +214,7 @@ class PenalisedLogAlignment:
     def workers(self, n_jobs):
         """Share the compiled sweeps among ``n_jobs`` threads (where the pairs are many
         enough) while the block runs."""
-        n_pairs = self.fixed.size
-        work = n_pairs * self.cauchy.size
+        work = self.fixed.size * self.mean_distances.size
         if not self.compiled or work < _MIN_PARALLEL_PAIR_FEATURES:
             yield self
             return
