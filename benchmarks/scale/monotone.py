@@ -1,6 +1,6 @@
 """The default fit's CPU time against n, beside mutual information: no drop at the switch.
 
-    python -m benchmarks.scale.monotone [--rows 1000 1500 2000 2100 3000 5000 10000 20000
+    python -m benchmarks.scale.monotone [--rows 500 1000 1500 2000 2100 3000 5000 10000 20000
                                          30000 50000 100000] [--features 20] [--repeats 3]
                                         [--out benchmarks/scale/results]
 
@@ -40,7 +40,7 @@ def main(argv=None):
         "--rows",
         type=int,
         nargs="+",
-        default=[1000, 1500, 2000, 2100, 3000, 5000, 10000, 20000, 30000, 50000, 100000],
+        default=[500, 1000, 1500, 2000, 2100, 3000, 5000, 10000, 20000, 30000, 50000, 100000],
     )
     parser.add_argument("--features", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=3)
