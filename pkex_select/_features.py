@@ -17,7 +17,7 @@ from ._integrals import NUMBA, compile_kernel
 from ._plan import pairs_of_rows
 from ._scheduling import run_tasks
 from ._spelling import spelled
-from ._validation import encode_labels, standardise
+from ._validation import encode_labels, outside_stacklevel, standardise
 from .kernels import bandwidths, factor_of_difference, gamma_from_bandwidth, kernel_distances
 
 __all__ = [
@@ -208,7 +208,7 @@ def _warn_identifiers(columns, categorical, column_names):
                 "'observational' games it zeroes every value; drop it, or encode it as a "
                 "number if it is one (a date, a count).",
                 IdentifierColumnWarning,
-                stacklevel=4,
+                stacklevel=outside_stacklevel(),
             )
 
 

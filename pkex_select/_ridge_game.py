@@ -25,6 +25,7 @@ from joblib import effective_n_jobs
 from ._interactions import interaction_values
 from ._plan import subsample_rows
 from ._scheduling import run_tasks
+from ._validation import outside_stacklevel
 from .kernels import pair_factors
 
 __all__ = [
@@ -257,7 +258,7 @@ def _warn_degenerate(K):
         "ridge alike and a selection by value is arbitrary. Leave bandwidth='auto' (aligned "
         "with y) or give bandwidths near the features' spread.",
         UserWarning,
-        stacklevel=4,
+        stacklevel=outside_stacklevel(),
     )
 
 

@@ -8,6 +8,8 @@ overflow or underflow whatever their scale.
 
 import datetime
 import decimal
+import os
+import sys
 import warnings
 from numbers import Real
 
@@ -26,11 +28,28 @@ __all__ = [
     "is_class_labels",
     "MAX_CLASSES",
     "MIN_SAMPLES_PER_CLASS",
+    "outside_stacklevel",
     "RENAMED",
     "renamed_estimate",
     "standardise",
     "TargetTypeWarning",
 ]
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_JOBLIB = os.sep + "joblib" + os.sep
+
+
+def outside_stacklevel():
+    """The ``stacklevel`` for ``warnings.warn``, in the function that warns, that names the
+    first caller outside this package and joblib's cache (which a fit may call through): a
+    warning points at the user's line however deep in the fit it arises."""
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and (
+        frame.f_code.co_filename.startswith(_PACKAGE) or _JOBLIB in frame.f_code.co_filename
+    ):
+        frame, level = frame.f_back, level + 1
+    return level
+
 
 # ``estimator`` named the estimate of HSIC or MMD until 0.2, where scikit-learn means a wrapped
 # model; it is accepted, with a FutureWarning, until 0.3.

@@ -589,3 +589,14 @@ def test_tags_declare_text_and_category_columns():
     for estimator in (HSICShapleySelector(), MMDShapleyAttributor()):
         tags = estimator.__sklearn_tags__().input_tags
         assert tags.string and tags.categorical and not tags.sparse and not tags.allow_nan
+
+
+def test_a_warning_deep_in_the_fit_points_at_the_callers_line():
+    """The identifier warning arises under joblib's cache, several calls into the fit; it
+    names the caller's file, not the package's."""
+    rows = np.random.default_rng(0).standard_normal(120)
+    frame = pd.DataFrame({"a": rows, "id": np.arange(120).astype(str)})
+    with pytest.warns(pkex_select.IdentifierColumnWarning) as record:
+        HSICShapleySelector(1).fit(frame, rows)
+    named = {w.filename for w in record if w.category is pkex_select.IdentifierColumnWarning}
+    assert named == {__file__}
