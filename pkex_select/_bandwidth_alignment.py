@@ -187,14 +187,18 @@ class PenalisedLogAlignment:
                 return (columns[first, j] != columns[second, j]).astype(np.float64)
             return kernel_distances(columns[first, j] - columns[second, j], kernel)
 
-        self.mean_distances = np.array([distances(*c).mean() for c in enumerate(kernels)])
+        # One column at a time for the compiled sweeps, which need only their means.
+        pair_distances = (distances(j, kernel) for j, kernel in enumerate(kernels))
+        if not self.compiled:
+            pair_distances = list(pair_distances)
+        self.mean_distances = np.array([u.mean() for u in pair_distances])
         self.cauchy = np.array([kernel == "cauchy" for kernel in kernels], dtype=bool)
         self.fixed, self.target_pairs, self.target_trace = fixed, target_pairs, target_trace
         self.n_rows = n_rows
         self._executor = None
         if not self.compiled:
             self.first, self.second = first, second
-            matrix = np.column_stack([distances(*c) for c in enumerate(kernels)])
+            matrix = np.column_stack(pair_distances)
             self.exponential_distances = np.asfortranarray(matrix[:, ~self.cauchy])
             self.cauchy_distances = matrix[:, self.cauchy]
             return
