@@ -8,7 +8,7 @@ by :func:`run_tasks`, so memory stays bounded and ``n_jobs`` means the same ever
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from functools import partial
+from functools import cache, partial
 from numbers import Integral
 
 from joblib import Parallel, delayed, effective_n_jobs
@@ -79,13 +79,14 @@ _PROCESS_BACKENDS = {"LokyBackend", "MultiprocessingBackend"}
 def beside(function, n_jobs, *args, **kwargs):
     """``function(*args, **kwargs, n_jobs=...)`` beside the caller's own work: on a thread of
     its own (and one worker inside) when ``n_jobs`` gives two or more, else in the caller's
-    thread when its result is asked for. Returns a function that waits for the result.
+    thread when its result is first asked for. Returns a function that waits for the
+    result (computed once, however often it is asked for).
 
     For a sequential piece of a fit that would leave the second core idle (the alignment,
     the ridge's eigendecomposition) while an independent one (a game's values) runs.
     """
     if effective_n_jobs(n_jobs) < 2:
-        return partial(function, *args, **kwargs, n_jobs=n_jobs)
+        return cache(partial(function, *args, **kwargs, n_jobs=n_jobs))
     executor = ThreadPoolExecutor(1)
     task = executor.submit(function, *args, **kwargs, n_jobs=1)
     executor.shutdown(wait=False)  # its thread ends with the task

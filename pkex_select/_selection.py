@@ -354,7 +354,12 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             # sweeps, which wait for each other on every evaluation.
             free_workers = max(1, joblib.effective_n_jobs(self.n_jobs) - 1)
         features = self._prepare_features(
-            features, target, self.value_function_, memory, alignment_jobs=free_workers
+            features,
+            target,
+            self.value_function_,
+            memory,
+            alignment_jobs=free_workers,
+            evidence=evidence,
         )
         n_permutations = question.permutation_count(self, int((~features.constant).sum()))
         attribute = memory.cache(_pairgame.attribute, ignore=["n_jobs", "progress"])
@@ -430,11 +435,15 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             column_names=column_names,
         )
 
-    def _prepare_features(self, features, target, game, memory, restore=True, alignment_jobs=1):
+    def _prepare_features(
+        self, features, target, game, memory, restore=True, alignment_jobs=1, evidence=None
+    ):
         """``features`` (from :meth:`_base_features`) ready for ``game``: their bandwidths
         aligned with y where the bandwidth rule says so (and, in the model game with
         ``restore``, the features the alignment set aside put back where the ridge predicts
-        better with them). ``alignment_jobs``: the threads of the alignment's sweeps."""
+        better with them). ``alignment_jobs``: the threads of the alignment's sweeps;
+        ``evidence``: a function returning the ANOVA game's values, which choose the
+        features tried for restoring (see :func:`restored_features`)."""
         bandwidth = resolve_bandwidth_rule(self.bandwidth, game)
         shape = features.data.shape
         mismatch_factors = np.zeros(shape[1])
@@ -475,6 +484,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             features.gammas[0],
             ridge_targets,
             mismatch_factors,
+            evidence=None if evidence is None else evidence(),
             n_jobs=self.n_jobs,
         )
         return with_bandwidths(aligned, np.where(restored, features.bandwidths, aligned.bandwidths))

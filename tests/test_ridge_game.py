@@ -253,6 +253,30 @@ def test_a_set_aside_feature_the_ridge_needs_is_restored_and_noise_is_not():
     assert not nothing_set_aside.any()
 
 
+def test_only_the_five_candidates_of_most_evidence_are_tried_for_restoring():
+    """With the ANOVA game's values, a set-aside feature without positive evidence, or
+    outside the five of most evidence, is not tried, even one the ridge would take; the
+    others are decided as without evidence."""
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(300, 8))
+    y = X[:, 0] + np.sin(3 * X[:, 1]) + np.cos(2 * X[:, 2]) + np.sin(3 * X[:, 5])
+    targets = ridge_targets(((y - y.mean()) / y.std())[:, None], ["rbf"])
+    median = np.full(8, 0.5)
+    aligned = np.r_[0.3, 0.5 * np.exp(-np.linspace(4.0, 8.0, 7))]
+    every = restored_features(X, ["rbf"] * 8, aligned, median, targets)
+    assert every.tolist() == [False, True, True, False, False, True, False, False]
+
+    def restored_with(evidence):
+        return restored_features(X, ["rbf"] * 8, aligned, median, targets, evidence=evidence)
+
+    np.testing.assert_array_equal(restored_with(np.ones(8)), every)
+    no_evidence_for_x5 = restored_with(np.array([9.0, 3, 2, 1, 1, 0, 1, 1]))
+    assert no_evidence_for_x5.tolist() == [False, True, True] + [False] * 5
+    # x5 sixth of the seven candidates by evidence (x0 is not one: it is not set aside).
+    assert not restored_with(np.array([0.0, 7, 6, 5, 4, 2, 3, 1]))[5]
+    assert restored_with(np.array([0.0, 7, 6, 5, 4, 3, 2, 1]))[5]
+
+
 @pytest.mark.parametrize("n_jobs", [2, 3])
 def test_restoring_in_batches_answers_as_one_by_one(n_jobs):
     """Candidates tried n_jobs at a time: after one is taken, the rest of its batch is tried

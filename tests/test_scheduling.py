@@ -23,6 +23,7 @@ def test_with_one_worker_the_work_runs_here_when_its_result_is_asked_for(n_jobs)
     result = beside(lambda n_jobs: calls.append(threading.current_thread()) or n_jobs, n_jobs)
     assert calls == []
     assert result() == n_jobs and calls == [threading.current_thread()]
+    assert result() == n_jobs and len(calls) == 1  # computed once
 
 
 def test_an_error_beside_is_raised_where_the_result_is_asked_for():
