@@ -215,6 +215,9 @@ class PenalisedLogAlignment:
         self.n_chunks = self.chunk_starts.size - 1
         self.joint = np.empty(first.size)
         self.centred = np.empty(first.size)
+        # The fixed factors times the Cauchy ones, pair by pair (the fixed ones alone without
+        # Cauchy columns).
+        self.scales = np.empty(first.size) if self.bounds[2] < len(kernels) else fixed
 
     @contextlib.contextmanager
     def workers(self, n_jobs):
@@ -275,7 +278,9 @@ class PenalisedLogAlignment:
         n_rows, order = self.n_rows, self.order
         ordered_gammas = np.ascontiguousarray(gammas[order])
         chunk_row_sums = np.zeros((self.n_chunks, n_rows))
-        self._sweep(_joint_numba, ordered_gammas, self.fixed, self.joint, chunk_row_sums)
+        self._sweep(
+            _joint_sweep, ordered_gammas, self.fixed, self.joint, self.scales, chunk_row_sums
+        )
         row_sums = 1.0 + chunk_row_sums.sum(axis=0)
         shift = row_sums.sum() / n_rows**2
         chunk_sums = np.zeros((self.n_chunks, 2))
@@ -328,46 +333,82 @@ class PenalisedLogAlignment:
 # column's values b > a, which the compiler vectorises (2x faster than indexing by b).
 
 
-def _joint_kernel(
-    columns, bounds, chunk_starts, gammas, fixed, joint, chunk_row_sums, first_chunk, last_chunk
+def _joint_sweep(
+    columns,
+    bounds,
+    chunk_starts,
+    gammas,
+    fixed,
+    joint,
+    scales,
+    chunk_row_sums,
+    first_chunk,
+    last_chunk,
 ):
-    """Each pair's joint kernel value, and each chunk's sums of them by row."""
+    """Each pair's joint kernel value, and each chunk's sums of them by row: the exponents
+    compiled, their exponential by NumPy, whose SIMD loop is 5x faster than the compiled
+    scalar one (numba has no vector exp without Intel's SVML), then the row sums compiled.
+    Every step releases the GIL."""
+    n_rows = columns.shape[1]
+    first_row, last_row = chunk_starts[first_chunk], chunk_starts[last_chunk]
+    pairs = slice(
+        first_row * (2 * n_rows - first_row - 1) // 2, last_row * (2 * n_rows - last_row - 1) // 2
+    )
+    _exponents_numba(
+        columns, bounds, chunk_starts, gammas, fixed, joint, scales, first_chunk, last_chunk
+    )
+    np.exp(joint[pairs], out=joint[pairs])
+    _row_sums_numba(chunk_starts, joint, scales, chunk_row_sums, first_chunk, last_chunk)
+
+
+def _exponents_kernel(
+    columns, bounds, chunk_starts, gammas, fixed, exponents, scales, first_chunk, last_chunk
+):
+    """Each pair's -sum_j gamma_j u_j over the exponential factors, and, where there are
+    Cauchy columns, its fixed factor times its Cauchy factors (``scales``)."""
     n_columns, n_rows = columns.shape
-    buffer, scale_buffer = np.empty(n_rows), np.empty(n_rows)
+    for a in range(chunk_starts[first_chunk], chunk_starts[last_chunk]):
+        first_pair, n_pairs = a * (2 * n_rows - a - 1) // 2, n_rows - a - 1
+        sums = exponents[first_pair : first_pair + n_pairs]
+        sums[:] = 0.0
+        for j in range(bounds[0]):
+            value, gamma, others = columns[j, a], gammas[j], columns[j, a + 1 :]
+            for k in range(n_pairs):
+                difference = value - others[k]
+                sums[k] -= gamma * (difference * difference)
+        for j in range(bounds[0], bounds[1]):
+            value, gamma, others = columns[j, a], gammas[j], columns[j, a + 1 :]
+            for k in range(n_pairs):
+                sums[k] -= gamma * abs(value - others[k])
+        for j in range(bounds[1], bounds[2]):
+            value, gamma, others = columns[j, a], gammas[j], columns[j, a + 1 :]
+            for k in range(n_pairs):
+                if others[k] != value:
+                    sums[k] -= gamma
+        if bounds[2] == n_columns:
+            continue
+        products = scales[first_pair : first_pair + n_pairs]
+        products[:] = fixed[first_pair : first_pair + n_pairs]
+        for j in range(bounds[2], n_columns):
+            value, gamma, others = columns[j, a], gammas[j], columns[j, a + 1 :]
+            for k in range(n_pairs):
+                difference = value - others[k]
+                products[k] /= 1.0 + gamma * (difference * difference)
+
+
+def _row_sums_kernel(chunk_starts, joint, scales, chunk_row_sums, first_chunk, last_chunk):
+    """``joint`` times ``scales``, pair by pair, and each chunk's sums of it by row."""
+    n_rows = chunk_row_sums.shape[1]
     for chunk in range(first_chunk, last_chunk):
         row_sums = chunk_row_sums[chunk]
         for a in range(chunk_starts[chunk], chunk_starts[chunk + 1]):
             first_pair, n_pairs = a * (2 * n_rows - a - 1) // 2, n_rows - a - 1
-            exponents = buffer[:n_pairs]
-            exponents[:] = 0.0
-            for j in range(bounds[0]):
-                value, gamma, others = columns[j, a], gammas[j], columns[j, a + 1 :]
-                for k in range(n_pairs):
-                    difference = value - others[k]
-                    exponents[k] += gamma * (difference * difference)
-            for j in range(bounds[0], bounds[1]):
-                value, gamma, others = columns[j, a], gammas[j], columns[j, a + 1 :]
-                for k in range(n_pairs):
-                    exponents[k] += gamma * abs(value - others[k])
-            for j in range(bounds[1], bounds[2]):
-                value, gamma, others = columns[j, a], gammas[j], columns[j, a + 1 :]
-                for k in range(n_pairs):
-                    if others[k] != value:
-                        exponents[k] += gamma
             factors = joint[first_pair : first_pair + n_pairs]
-            scales = fixed[first_pair : first_pair + n_pairs]
-            if bounds[2] < n_columns:  # Cauchy factors: their product with the fixed ones
-                scales = scale_buffer[:n_pairs]
-                scales[:] = fixed[first_pair : first_pair + n_pairs]
-            for j in range(bounds[2], n_columns):
-                value, gamma, others = columns[j, a], gammas[j], columns[j, a + 1 :]
-                for k in range(n_pairs):
-                    difference = value - others[k]
-                    scales[k] /= 1.0 + gamma * (difference * difference)
+            pair_scales = scales[first_pair : first_pair + n_pairs]
             later_rows = row_sums[a + 1 :]
             total = 0.0
             for k in range(n_pairs):
-                factor = scales[k] * np.exp(-exponents[k])
+                factor = pair_scales[k] * factors[k]
                 factors[k] = factor
                 total += factor
                 later_rows[k] += factor
@@ -452,6 +493,7 @@ def _gradient_kernel(
 
 
 if _integrals.NUMBA:
-    _joint_numba = _integrals.compile_kernel(_joint_kernel)
+    _exponents_numba = _integrals.compile_kernel(_exponents_kernel)
+    _row_sums_numba = _integrals.compile_kernel(_row_sums_kernel)
     _centred_numba = _integrals.compile_kernel(_centred_kernel)
     _gradient_numba = _integrals.compile_kernel(_gradient_kernel)

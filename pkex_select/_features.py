@@ -38,7 +38,6 @@ __all__ = [
     "non_numeric_message",
     "prepare_features",
     "resolve_scales",
-    "rule_bandwidths",
     "with_bandwidths",
 ]
 
@@ -151,16 +150,10 @@ def prepare_features(
     kernels = tuple("delta" if is_categorical else kernel for is_categorical in categorical)
     resolved = resolve_scales(scales, int(numeric.sum()))
     prepared = PreparedFeatures(columns, kernels, None, resolved, None, constant, categorical)
-    return with_bandwidths(prepared, rule_bandwidths(columns, numeric, bandwidth))
-
-
-def rule_bandwidths(columns, numeric, rule):
-    """Each column's bandwidth by ``rule`` (:func:`pkex_select.kernels.bandwidths`) on the
-    standardised ``numeric`` columns; 1 for the others (their delta kernel has no width)."""
-    column_bandwidths = np.ones(columns.shape[1])
+    column_bandwidths = np.ones(columns.shape[1])  # the delta kernel has no width
     if numeric.any():
-        column_bandwidths[numeric] = bandwidths(columns[:, numeric], rule)
-    return column_bandwidths
+        column_bandwidths[numeric] = bandwidths(columns[:, numeric], bandwidth)
+    return with_bandwidths(prepared, column_bandwidths)
 
 
 def with_bandwidths(features, column_bandwidths):

@@ -47,12 +47,13 @@ def _difference(values):
 
 
 def _prepared(selector, columns, target, game):
-    """The columns ready for ``game``: bandwidths aligned with y where the rule says so, as
-    the selector prepares its own features (no restoring: that is a choice by column)."""
+    """The columns at their bandwidth rule's bandwidths, and ready for ``game``: aligned
+    with y where the rule says so, as the selector prepares its own features (no
+    restoring: that is a choice by column)."""
     numeric = np.zeros(columns.shape[1], dtype=bool)
     memory = check_memory(None)
     features = selector._base_features(columns, numeric, game, memory)
-    return selector._prepare_features(features, target, game, memory, restore=False)
+    return features, selector._prepare_features(features, target, game, memory, restore=False)
 
 
 class ShapleyStatistic:
@@ -64,7 +65,7 @@ class ShapleyStatistic:
     def fit(self, X, X_knockoff, target):
         selector = self.selector
         columns = np.hstack([X, X_knockoff])
-        prepared = _prepared(selector, columns, target, self.game)
+        prepared = _prepared(selector, columns, target, self.game)[1]
         values = self.attribute(
             selector._statistic(),
             prepared.factors(),
@@ -109,7 +110,7 @@ class ModelStatistic:
     def fit(self, X, X_knockoff, target):
         selector = self.selector
         columns = np.hstack([X, X_knockoff])
-        prepared = _prepared(selector, columns, target, self.game)
+        features, prepared = _prepared(selector, columns, target, self.game)
         rows = model_rows(*columns.shape, selector._random_state)
         factors, weights, kernel_r2 = ridge_fit(
             prepared.data[rows],
@@ -127,7 +128,7 @@ class ModelStatistic:
         values = explained_values(factors, weights, selector.n_jobs)
         if self.game == "model+anova":
             anova_values = selector._anova_values(
-                prepared, target, check_memory(None), selector.n_jobs
+                features, target, check_memory(None), selector.n_jobs
             )
             values = selector._model_anova_values(values, anova_values)
         self.name_ = self.game

@@ -28,7 +28,6 @@ from ._features import (
     non_numeric_message,
     prepare_features,
     resolve_scales,
-    rule_bandwidths,
     with_bandwidths,
 )
 from ._interactions import INDICES
@@ -517,17 +516,15 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         return shares / (1.0 + ANOVA_SHARE)
 
     def _anova_values(self, features, target, memory, n_jobs):
-        """The ANOVA game's values (median-heuristic bandwidths, one scale) on the rows of
-        :func:`_evidence_rows`; ``features``: the model game's (their standardised columns)."""
-        rule = resolve_bandwidth_rule(self.bandwidth, "anova")
-        numeric = np.asarray(features.kernels) != "delta"
-        by_rule = rule_bandwidths(features.data, numeric, "median" if rule == "alignment" else rule)
-        anova = with_bandwidths(replace(features, scales=(1.0,)), by_rule)
+        """The ANOVA game's values (one scale) on the rows of :func:`_evidence_rows`;
+        ``features``: the model game's from :meth:`_base_features`, whose bandwidths are
+        the ANOVA game's rule's (the median heuristic's where the model game aligns)."""
+        anova = with_bandwidths(replace(features, scales=(1.0,)), features.bandwidths)
         rows = _evidence_rows(*features.data.shape, self._random_state)
         estimate = self.estimate_
         if renamed_estimate(self.estimate, self.estimator) == "auto":
             estimate = resolve_estimate(
-                "auto", rows.size, numeric.size, self.block_size, self.n_repetitions
+                "auto", rows.size, features.data.shape[1], self.block_size, self.n_repetitions
             )
         evidence = memory.cache(_pairgame.attribute, ignore=["n_jobs", "progress"])(
             self._statistic(estimate),
