@@ -266,8 +266,13 @@ def ranks_text(scores, methods, title):
 
 
 def write(records, args):
+    # Ranked as written to scores.csv (6 decimals), so that the tables follow from it: a
+    # score recomputed in full precision beside one read back from the file would break ties.
     scores = {
-        d: {m: [records[(d, m, f)]["score"] for f in range(args.folds)] for m in args.methods}
+        d: {
+            m: [round(records[(d, m, f)]["score"], 6) for f in range(args.folds)]
+            for m in args.methods
+        }
         for d in args.datasets
     }
     rows = [
