@@ -65,7 +65,7 @@ class ShapleyStatistic:
     def fit(self, X, X_knockoff, target):
         selector = self.selector
         columns = np.hstack([X, X_knockoff])
-        prepared = _prepared(selector, columns, target, self.game)[1]
+        _, prepared = _prepared(selector, columns, target, self.game)
         values = self.attribute(
             selector._statistic(),
             prepared.factors(),

@@ -57,9 +57,13 @@ def test_tables_rank_the_scores_as_the_csv_holds_them(tmp_path):
     from argparse import Namespace
 
     args = Namespace(
-        datasets=["boston"], methods=["default", "ftest"], folds=2, out=tmp_path, panel="study"
+        datasets=["boston"],
+        methods=["default", "ftest"],
+        folds=2,
+        fraction=0.2,
+        panel="study",
+        out=tmp_path,
     )
-    args.fraction = 0.2
     records = {
         ("boston", "default", 0): {"score": 0.5 + 4e-9},
         ("boston", "default", 1): {"score": 0.7},
