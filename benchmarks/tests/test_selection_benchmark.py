@@ -79,3 +79,15 @@ def test_shift_recall_counts_the_changed_features():
     assert shift.recall("strong-weak", "anova", 0) == pytest.approx(1.0)
     X, labels, changed = shift.make_data("real", 1)
     assert len(X) == len(labels) and len(changed) == 3
+
+
+def test_blend_reads_the_parts_the_default_blends():
+    from benchmarks.selection import blend, planted
+    from pkex_select._selection import ANOVA_SHARE, ShapleySelectorBase, _positive_shares
+
+    hook = ShapleySelectorBase._model_anova_values
+    X, y, _ = planted.even(120, np.random.default_rng(0))
+    default, model, anova = blend.default_fit(X, y, 0)
+    together = (_positive_shares(model) + ANOVA_SHARE * _positive_shares(anova)) / (1 + ANOVA_SHARE)
+    np.testing.assert_allclose(default, together, rtol=1e-12, atol=0)
+    assert ShapleySelectorBase._model_anova_values is hook  # put back after the fit

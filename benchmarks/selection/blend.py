@@ -1,0 +1,135 @@
+"""A lead for the cliffs that did not carry: the model game blended with the paper's game.
+
+    python -m benchmarks.selection.blend [--repetitions 20] [--n-jobs 2]
+
+On the planted designs of :mod:`benchmarks.selection.planted` (same data sets, same seeds)
+the paper's game ranks the even effects and the redundant copies better than the ANOVA
+game beside the model game in the default. This probe takes the default fit's own model
+values (read where the default blends them) and blends them with the paper's game's
+shares, ``positive_shares(model) + w * positive_shares(paper)`` for w = 0.3, 0.5, 1, and
+with both games, ``... + 0.3 * anova + 0.3 * paper``. Reported beside the default, the
+paper's game and ExtraTrees: the recall at k, the share of data sets with every relevant
+copy above every noise column, and the CPU seconds of the default fit and of the paper's
+game (median over the data sets).
+"""
+
+import argparse
+import time
+import warnings
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+from joblib import Parallel, delayed
+
+from benchmarks._measure import records_table
+from benchmarks.selection import planted
+from pkex_select import HSICShapleySelector
+from pkex_select._selection import ShapleySelectorBase, _positive_shares
+
+RESULTS = Path(__file__).parent / "results"
+BLENDS = {
+    "model + 0.3 paper": (0.0, 0.3),
+    "model + 0.5 paper": (0.0, 0.5),
+    "model + 1 paper": (0.0, 1.0),
+    "model + 0.3 anova + 0.3 paper": (0.3, 0.3),
+}
+
+
+def default_fit(X, y, seed):
+    """The default fit's values and the two games it blends, as it blends them."""
+    parts = {}
+    blend = ShapleySelectorBase._model_anova_values
+
+    def recording(self, model_values, anova_values):
+        parts["model"], parts["anova"] = model_values, anova_values
+        return blend(self, model_values, anova_values)
+
+    ShapleySelectorBase._model_anova_values = recording
+    try:
+        values = HSICShapleySelector(random_state=seed).fit(X, y).shapley_values_
+    finally:
+        ShapleySelectorBase._model_anova_values = blend
+    return values, parts["model"], parts["anova"]
+
+
+def one(design, n, repetition):
+    rng = np.random.default_rng([2026, planted.SIZES.index(n), repetition, len(design)])
+    X, y, relevant = planted.DESIGNS[design](n, rng)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        start = time.process_time()
+        default, model, anova = default_fit(X, y, repetition)
+        default_seconds = time.process_time() - start
+        start = time.process_time()
+        paper = planted.values("paper", X, y, repetition)
+        paper_seconds = time.process_time() - start
+        values = {
+            "default": default,
+            "paper": paper,
+            "trees": planted.values("trees", X, y, repetition),
+        }
+    model, anova, paper_shares = map(_positive_shares, (model, anova, paper))
+    for name, (anova_weight, paper_weight) in BLENDS.items():
+        values[name] = model + anova_weight * anova + paper_weight * paper_shares
+    noise = np.setdiff1d(np.arange(planted.N_FEATURES), relevant)
+    copies = relevant[: planted.COPIES[design]]
+    rows = []
+    for method, v in values.items():
+        top = np.argsort(-v, kind="stable")[: relevant.size]
+        rows.append(
+            {
+                "method": method,
+                "recall": np.isin(relevant, top).mean(),
+                "copies": float(v[copies].min() > v[noise].max()) if copies.size else np.nan,
+            }
+        )
+    return (design, n), rows, (default_seconds, paper_seconds)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repetitions", type=int, default=20)
+    parser.add_argument("--n-jobs", type=int, default=2)
+    args = parser.parse_args(argv)
+    jobs = [
+        (d, n, r) for d in planted.DESIGNS for n in planted.SIZES for r in range(args.repetitions)
+    ]
+    results = Parallel(n_jobs=args.n_jobs)(delayed(one)(*job) for job in jobs)
+    rows, seconds = defaultdict(list), defaultdict(list)
+    for key, records, timing in results:
+        seconds[key].append(timing)
+        for record in records:
+            rows[(*key, record["method"])].append(record)
+    summary = []
+    for design in planted.DESIGNS:
+        for n in planted.SIZES:
+            default_seconds, paper_seconds = np.median(seconds[(design, n)], axis=0)
+            for method in ("default", "paper", "trees", *BLENDS):
+                mine = rows[(design, n, method)]
+                copies = np.mean([r["copies"] for r in mine])
+                summary.append(
+                    {
+                        "design": design,
+                        "n": n,
+                        "method": method,
+                        "recall": f"{np.mean([r['recall'] for r in mine]):.3f}",
+                        "copies above all noise": "" if np.isnan(copies) else f"{copies:.2f}",
+                        "default fit s": f"{default_seconds:.2f}",
+                        "paper's game s": f"{paper_seconds:.2f}",
+                    }
+                )
+    text = (
+        "# The model game blended with the paper's game (a lead that did not carry)\n\n"
+        f"d = {planted.N_FEATURES}, {args.repetitions} data sets per design and n (those of "
+        "`benchmarks.selection.planted`); CPU seconds are medians over the data sets. "
+        f"`python -m benchmarks.selection.blend --repetitions {args.repetitions}`.\n\n"
+        f"{records_table(summary)}\n"
+    )
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "blend.md").write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
