@@ -54,8 +54,7 @@ def default_fit(X, y, seed):
 
 
 def one(design, n, repetition):
-    rng = np.random.default_rng([2026, planted.SIZES.index(n), repetition, len(design)])
-    X, y, relevant = planted.DESIGNS[design](n, rng)
+    X, y, relevant = planted.data_set(design, n, repetition)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         start = time.process_time()
@@ -72,18 +71,10 @@ def one(design, n, repetition):
     model, anova, paper_shares = map(_positive_shares, (model, anova, paper))
     for name, (anova_weight, paper_weight) in BLENDS.items():
         values[name] = model + anova_weight * anova + paper_weight * paper_shares
-    noise = np.setdiff1d(np.arange(planted.N_FEATURES), relevant)
-    copies = relevant[: planted.COPIES[design]]
-    rows = []
-    for method, v in values.items():
-        top = np.argsort(-v, kind="stable")[: relevant.size]
-        rows.append(
-            {
-                "method": method,
-                "recall": np.isin(relevant, top).mean(),
-                "copies": float(v[copies].min() > v[noise].max()) if copies.size else np.nan,
-            }
-        )
+    rows = [
+        {"method": method, **planted.separation(v, relevant, design)}
+        for method, v in values.items()
+    ]
     return (design, n), rows, (default_seconds, paper_seconds)
 
 

@@ -84,31 +84,42 @@ def values(method, X, y, seed):
     return HSICShapleySelector(random_state=seed, **METHODS[method]).fit(X, y).shapley_values_
 
 
+def data_set(design, n, repetition):
+    """X, y and the relevant columns of one data set, seeded by design, n and repetition."""
+    rng = np.random.default_rng([2026, SIZES.index(n), repetition, len(design)])
+    return DESIGNS[design](n, rng)
+
+
+def separation(v, relevant, design):
+    """The recall of ``relevant`` among the top ``relevant.size`` of ``v``, whether every
+    relevant column (and every near-copy) is valued above every noise column, and the
+    relevant columns valued exactly 0."""
+    noise = np.setdiff1d(np.arange(N_FEATURES), relevant)
+    top = np.argsort(-v, kind="stable")[: relevant.size]
+    return {
+        "recall": np.isin(relevant, top).mean(),
+        "separated": float(v[relevant].min() > v[noise].max()),
+        "copies": float(v[relevant[: COPIES[design]]].min() > v[noise].max())
+        if COPIES[design]
+        else np.nan,
+        "zeros": int(np.sum(v[relevant] == 0)),
+    }
+
+
 def one(design, n, repetition):
     """Every method's recall, separation and zeros on one data set."""
-    rng = np.random.default_rng([2026, SIZES.index(n), repetition, len(design)])
-    X, y, relevant = DESIGNS[design](n, rng)
-    noise = np.setdiff1d(np.arange(N_FEATURES), relevant)
-    rows = []
+    X, y, relevant = data_set(design, n, repetition)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for method in (*METHODS, "trees"):
-            v = values(method, X, y, repetition)
-            top = np.argsort(-v, kind="stable")[: relevant.size]
-            rows.append(
-                {
-                    "design": design,
-                    "n": n,
-                    "method": method,
-                    "recall": np.isin(relevant, top).mean(),
-                    "separated": float(v[relevant].min() > v[noise].max()),
-                    "copies": float(v[relevant[: COPIES[design]]].min() > v[noise].max())
-                    if COPIES[design]
-                    else np.nan,
-                    "zeros": int(np.sum(v[relevant] == 0)),
-                }
-            )
-    return rows
+        return [
+            {
+                "design": design,
+                "n": n,
+                "method": method,
+                **separation(values(method, X, y, repetition), relevant, design),
+            }
+            for method in (*METHODS, "trees")
+        ]
 
 
 def main(argv=None):
