@@ -37,6 +37,7 @@ __all__ = [
     "model_values",
     "restore_rows",
     "restored_features",
+    "set_aside_errors",
     "ridge_fit",
     "ridge_targets",
 ]
@@ -171,8 +172,35 @@ def dropped_categories(data, kernels, gammas, targets, mismatch_factors):
     return mismatch_factors
 
 
+def _set_aside(kernels, gammas, median_gammas):
+    """The numeric features widened more than e^3 below their median-heuristic parameter,
+    in column order, and each feature's log ratio to it."""
+    with np.errstate(divide="ignore"):
+        widened = np.log(gammas / median_gammas)
+    numeric = np.asarray(kernels) != "delta"
+    return np.flatnonzero(numeric & (widened < -_SET_ASIDE)), widened
+
+
+def _restore_trial(K, data, kernels, gammas, median_gammas, j):
+    """``K`` with feature j's factor at its median-heuristic parameter."""
+    # A widened factor is near 1 on every pair: dividing it out is exact to rounding.
+    column = data[:, [j]]
+    return K * (
+        _factor_tensor(column, [kernels[j]], median_gammas[[j]])[..., 0]
+        / _factor_tensor(column, [kernels[j]], gammas[[j]])[..., 0]
+    )
+
+
 def restored_features(
-    data, kernels, gammas, median_gammas, targets, mismatch_factors=None, evidence=None, n_jobs=None
+    data,
+    kernels,
+    gammas,
+    median_gammas,
+    targets,
+    mismatch_factors=None,
+    evidence=None,
+    n_jobs=None,
+    known_errors=None,
 ):
     """The features whose median-heuristic parameter is put back in place of ``gammas``:
     those the alignment set aside and the ridge predicts better with.
@@ -199,7 +227,8 @@ def restored_features(
     With ``n_jobs``, four candidates per worker are tried at once against the same kernel
     (one thread pool per batch; few are taken); after one is taken, the later ones of its
     batch are tried again against the new kernel, so the answer is that of trying them one
-    by one, to the last bit.
+    by one, to the last bit. ``known_errors`` (from :func:`set_aside_errors` on the same
+    arguments) are leave-one-out errors computed before, which are not computed again.
 
     Returns
     -------
@@ -207,42 +236,66 @@ def restored_features(
     """
     gammas = np.array(gammas, dtype=np.float64)
     median_gammas = np.asarray(median_gammas, dtype=np.float64)
-    with np.errstate(divide="ignore"):
-        widened = np.log(gammas / median_gammas)
+    candidates, widened = _set_aside(kernels, gammas, median_gammas)
     restored = np.zeros(gammas.size, dtype=bool)
-    numeric = np.asarray(kernels) != "delta"
-    candidates = np.flatnonzero(numeric & (widened < -_SET_ASIDE))
     if evidence is not None:
         evidence = np.asarray(evidence)
         candidates = candidates[evidence[candidates] > 0]
         candidates = candidates[np.argsort(-evidence[candidates], kind="stable")[:_RESTORE_TRIES]]
     if candidates.size == 0:
         return restored
+    known_errors = dict(known_errors or {})  # errors against the aligned kernel, by feature
     K = np.prod(_factor_tensor(data, kernels, gammas, mismatch_factors), axis=2)
-    error = _leave_one_out(K, targets)[0]
+    error = known_errors.pop(None, None)
+    if error is None:
+        error = _leave_one_out(K, targets)[0]
 
-    def trial_of(j, K):
-        # A widened factor is near 1 on every pair: dividing it out is exact to rounding.
-        column = data[:, [j]]
-        trial = K * (
-            _factor_tensor(column, [kernels[j]], median_gammas[[j]])[..., 0]
-            / _factor_tensor(column, [kernels[j]], gammas[[j]])[..., 0]
-        )
-        return trial, _leave_one_out(trial, targets)[0]
+    def trial_error(j, K):
+        if j in known_errors:
+            return known_errors[j]
+        trial = _restore_trial(K, data, kernels, gammas, median_gammas, j)
+        return _leave_one_out(trial, targets)[0]
 
     order = list(candidates[np.argsort(widened[candidates])])
     workers = effective_n_jobs(n_jobs)
     batch_size = 1 if workers == 1 else 4 * workers
     while order:
         batch = order[:batch_size]
-        work = len(batch) * 4 * K.shape[0] ** 3  # an eigendecomposition each
-        trials = run_tasks(partial(trial_of, K=K), batch, n_jobs, work=work)
-        for j, (trial, trial_error) in zip(batch, list(trials)):
+        work = sum(j not in known_errors for j in batch) * 4 * K.shape[0] ** 3  # eigh each
+        errors = run_tasks(partial(trial_error, K=K), batch, n_jobs, work=work)
+        for j, batch_error in zip(batch, list(errors)):
             order.remove(j)
-            if trial_error < (1.0 - _RESTORE_GAIN) * error:
-                error, K, restored[j] = trial_error, trial, True
+            if batch_error < (1.0 - _RESTORE_GAIN) * error:
+                error, restored[j] = batch_error, True
+                K = _restore_trial(K, data, kernels, gammas, median_gammas, j)
+                known_errors = {}  # they were against the kernel before
                 break  # the rest of the batch was tried against the kernel before
     return restored
+
+
+def set_aside_errors(pending, data, kernels, gammas, median_gammas, targets, mismatch_factors=None):
+    """The first leave-one-out errors :func:`restored_features` needs, computed while
+    ``pending()`` is True: the aligned kernel's (key None) and, most widened first, each
+    set-aside feature's trial against it.
+
+    A fit whose ANOVA game runs beside the alignment waits for its values, which choose
+    the features tried (``evidence``); this is work for that wait, at most one trial of it
+    wasted.
+    """
+    gammas = np.array(gammas, dtype=np.float64)
+    median_gammas = np.asarray(median_gammas, dtype=np.float64)
+    candidates, widened = _set_aside(kernels, gammas, median_gammas)
+    errors = {}
+    if candidates.size == 0 or not pending():
+        return errors
+    K = np.prod(_factor_tensor(data, kernels, gammas, mismatch_factors), axis=2)
+    errors[None] = _leave_one_out(K, targets)[0]
+    for j in candidates[np.argsort(widened[candidates])]:
+        if not pending():
+            break
+        trial = _restore_trial(K, data, kernels, gammas, median_gammas, j)
+        errors[j] = _leave_one_out(trial, targets)[0]
+    return errors
 
 
 def ridge_fit(data, kernels, gammas, targets, mismatch_factors=None):

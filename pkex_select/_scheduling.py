@@ -83,14 +83,24 @@ def beside(function, n_jobs, *args, **kwargs):
     result (computed once, however often it is asked for).
 
     For a sequential piece of a fit that would leave the second core idle (the alignment,
-    the ridge's eigendecomposition) while an independent one (a game's values) runs.
+    the ridge's eigendecomposition) while an independent one (a game's values) runs. The
+    returned function's ``pending()`` is True while the result is being computed on its
+    thread, so that the caller can do work of its own instead of waiting (never in the
+    caller's thread: there, asking computes it).
     """
     if effective_n_jobs(n_jobs) < 2:
-        return cache(partial(function, *args, **kwargs, n_jobs=n_jobs))
+        result = cache(partial(function, *args, **kwargs, n_jobs=n_jobs))
+        result.pending = lambda: False
+        return result
     executor = ThreadPoolExecutor(1)
     task = executor.submit(function, *args, **kwargs, n_jobs=1)
     executor.shutdown(wait=False)  # its thread ends with the task
-    return task.result
+
+    def result():
+        return task.result()
+
+    result.pending = lambda: not task.done()
+    return result
 
 
 def _active_backend():

@@ -42,6 +42,7 @@ from ._ridge_game import (
     model_values,
     restore_rows,
     restored_features,
+    set_aside_errors,
 )
 from ._scheduling import beside, progress_printer
 from ._sklearn_compat import HasMethods, Interval, StrOptions, get_output_config
@@ -476,15 +477,23 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         aligned = replace(aligned, mismatch_factors=mismatch_factors)
         if bandwidth != "alignment" or not restore:
             return aligned
-        restored = memory.cache(restored_features, ignore=["n_jobs"])(
+        restore_arguments = (
             features.data[rows],
             features.kernels,
             aligned.gammas[0],
             features.gammas[0],
             ridge_targets,
             mismatch_factors,
+        )
+        # While the ANOVA game is computed beside, the trials it will choose from start.
+        known_errors = {}
+        if evidence is not None and evidence.pending():
+            known_errors = set_aside_errors(evidence.pending, *restore_arguments)
+        restored = memory.cache(restored_features, ignore=["n_jobs", "known_errors"])(
+            *restore_arguments,
             evidence=None if evidence is None else evidence(),
             n_jobs=self.n_jobs,
+            known_errors=known_errors,
         )
         return with_bandwidths(aligned, np.where(restored, features.bandwidths, aligned.bandwidths))
 

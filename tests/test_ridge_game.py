@@ -19,6 +19,7 @@ from pkex_select._ridge_game import (
     model_values,
     restored_features,
     ridge_targets,
+    set_aside_errors,
 )
 from pkex_select._selection import _EVIDENCE_WORK, ANOVA_SHARE
 from pkex_select._statistics import HSIC
@@ -291,6 +292,38 @@ def test_restoring_in_batches_answers_as_one_by_one(n_jobs):
     assert one_by_one[[1, 2, 5]].all() and not one_by_one[[0, 3, 4, 6, 7]].any()
     batched = restored_features(X, ["rbf"] * 8, aligned, median, targets, n_jobs=n_jobs)
     np.testing.assert_array_equal(batched, one_by_one)
+
+
+def test_errors_computed_while_waiting_give_the_same_restore_and_are_not_computed_again():
+    """set_aside_errors (the wait for the ANOVA game) computes the aligned kernel's error
+    and the set-aside trials most widened first while pending() holds; restored_features
+    takes them as given, so the answer is the one computed without them."""
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(300, 8))
+    y = X[:, 0] + np.sin(3 * X[:, 1]) + np.cos(2 * X[:, 2]) + np.sin(3 * X[:, 5])
+    targets = ridge_targets(((y - y.mean()) / y.std())[:, None], ["rbf"])
+    median = np.full(8, 0.5)
+    aligned = np.r_[0.3, 0.5 * np.exp(-np.linspace(4.0, 8.0, 7))]
+    arguments = (X, ["rbf"] * 8, aligned, median, targets)
+    assert set_aside_errors(lambda: False, *arguments) == {}
+    every = set_aside_errors(lambda: True, *arguments)
+    assert list(every) == [None, 7, 6, 5, 4, 3, 2, 1]  # the most widened first
+    waits = iter([True, True, True, False])
+    assert list(set_aside_errors(lambda: next(waits), *arguments)) == [None, 7, 6]
+    for evidence in (None, np.ones(8), np.array([0.0, 7, 6, 5, 4, 3, 2, 1])):
+        alone = restored_features(*arguments, evidence=evidence)
+        for n_jobs in (None, 2):
+            with_known = restored_features(
+                *arguments, evidence=evidence, n_jobs=n_jobs, known_errors=every
+            )
+            np.testing.assert_array_equal(with_known, alone)
+    # Known errors are used as they are: a made-up gain restores x3, which the ridge refuses.
+    only_x3 = np.eye(8)[3]
+    assert not restored_features(*arguments, evidence=only_x3).any()
+    made_up = {None: 1.0, 3: 0.5}
+    assert restored_features(*arguments, evidence=only_x3, known_errors=made_up).tolist() == [
+        j == 3 for j in range(8)
+    ]
 
 
 def test_planted_non_monotone_effects_are_ranked_on_top():

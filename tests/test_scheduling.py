@@ -33,3 +33,20 @@ def test_an_error_beside_is_raised_where_the_result_is_asked_for():
     result = beside(failing, 2)
     with pytest.raises(ValueError, match="no"):
         result()
+
+
+def test_pending_says_whether_the_result_is_still_being_computed_beside():
+    started, release = threading.Event(), threading.Event()
+
+    def waiting(n_jobs):
+        started.set()
+        release.wait(10)
+        return n_jobs
+
+    result = beside(waiting, 2)
+    started.wait(10)
+    assert result.pending()
+    release.set()
+    assert result() == 1 and not result.pending()
+    # In the caller's thread nothing runs elsewhere: asking computes it.
+    assert not beside(waiting, 1).pending()
