@@ -8,7 +8,8 @@ default fit (``HSICShapleySelector(n_features_to_select=5)``) at each size, in a
 process per setting: *pinned* (``OMP_NUM_THREADS=1`` and threadpoolctl's limit of one BLAS
 thread, set before the package loads) and *free* (nothing set: NumPy's BLAS may start a
 thread per core). Medians of ``--repeats`` fits after a warm-up fit, then the median over
-``--rounds`` rounds in which the two settings alternate; wall and CPU time. The
+``--rounds`` rounds, each running every case in both settings (which alternate); wall and
+CPU time. The
 ratio free / pinned of the wall time is what a user pays for the threads, and since the fit
 runs its BLAS calls on one thread it should stay near 1. The largest size runs again with
 ``n_jobs=2``: its wall time against the first run's is what the second core gives. The same
@@ -103,16 +104,22 @@ def main(argv=None):
         (f"reference: 8 eigendecompositions, n_jobs={jobs}", 0, {"ceiling": True, "n_jobs": jobs})
         for jobs in (1, 2)
     ]
-    rows = []
-    for name, n, options in cases:
-        # The settings alternate over rounds, so that the machine's drift (this shared
-        # machine moves by 20% between minutes) hits both alike.
-        runs = {"pinned": [], "free": []}
-        for round_ in range(args.rounds):
+    # Every case and both settings run in each round, the settings alternating: the
+    # machine's drift (this shared machine moves by 20% between minutes) hits them alike,
+    # and the second core's ratios compare runs of the same rounds.
+    runs = {(name, setting): [] for name, _, _ in cases for setting in ("pinned", "free")}
+    for round_ in range(args.rounds):
+        for name, n, options in cases:
             for setting in ("pinned", "free") if round_ % 2 == 0 else ("free", "pinned"):
-                runs[setting].append(run(setting, n, args.repeats, options))
+                runs[name, setting].append(run(setting, n, args.repeats, options))
+        print(f"round {round_ + 1} of {args.rounds} done", flush=True)
+    rows = []
+    for name, _, _ in cases:
         pinned, free = (
-            {key: float(np.median([run[key] for run in runs[setting]])) for key in ("wall", "cpu")}
+            {
+                key: float(np.median([run[key] for run in runs[name, setting]]))
+                for key in ("wall", "cpu")
+            }
             for setting in ("pinned", "free")
         )
         rows.append(
@@ -125,14 +132,14 @@ def main(argv=None):
                 "free / pinned wall": f"{free['wall'] / pinned['wall']:.2f}",
             }
         )
-        print(rows[-1], flush=True)
     write_results(
         args.out,
         "threads",
         rows,
         "The default fit with and without thread limits",
-        f"friedman1, 20 features; per setting, the median over {args.rounds} rounds (the "
-        f"settings alternating) of the median of {args.repeats} fits in a fresh process; "
+        f"friedman1, 20 features; per setting, the median over {args.rounds} rounds (each "
+        "running every case in both settings, which alternate) of the median of "
+        f"{args.repeats} fits in a fresh process; "
         "this project's 2-core machine. `python -m benchmarks.scale.threads`.",
         records_table(rows) + "\n" + second_core_table(rows),
     )

@@ -207,6 +207,26 @@ def test_exact_floor_benchmark_runs(tmp_path):
     assert "| 200 | 20 | 19900 | 2 | " in (tmp_path / "exact.md").read_text()
 
 
+def test_threads_benchmark_runs_every_case_in_every_round(tmp_path, monkeypatch):
+    """The second core's ratios compare cases of the same rounds, not of rounds apart."""
+    from benchmarks.scale import threads
+
+    calls = []
+
+    def run(setting, rows, repeats, options):
+        calls.append((setting, rows, str(options)))
+        return {"wall": 1.0, "cpu": 1.0}
+
+    monkeypatch.setattr(threads, "run", run)
+    threads.main(["--sizes", "500", "--rounds", "2", "--repeats", "1", "--out", str(tmp_path)])
+    cases = len(calls) // 4
+    first, second = calls[: 2 * cases], calls[2 * cases :]
+    assert sorted(first) == sorted(second) and len({call[1:] for call in first}) == cases
+    assert [call[0] for call in first[:2]] == ["pinned", "free"]
+    assert [call[0] for call in second[:2]] == ["free", "pinned"]
+    assert "| default, n = 500, n_jobs=2 | 1.00 | 1.00 |" in (tmp_path / "threads.md").read_text()
+
+
 def test_threads_benchmark_reports_the_second_core_beside_the_reference(capsys):
     import json
 
