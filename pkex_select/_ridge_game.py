@@ -37,9 +37,9 @@ __all__ = [
     "model_values",
     "restore_rows",
     "restored_features",
-    "set_aside_errors",
     "ridge_fit",
     "ridge_targets",
+    "set_aside_errors",
 ]
 
 # The factor tensor of the rows' pairs takes 8 * rows^2 * d bytes: at most about 200 MB.
