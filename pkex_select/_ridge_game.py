@@ -104,11 +104,12 @@ def ridge_targets(columns, kernels):
     return targets - targets.mean(axis=0)
 
 
-def _factor_tensor(data, kernels, gammas, mismatch_factors=None):
+def _factor_tensor(data, kernels, gammas, mismatch_factors=None, n_jobs=None):
     """Kernel factors of every pair of rows (:func:`~pkex_select.kernels.pair_factors`),
     (n_rows, n_rows, n_features); a "delta" column's factor on pairs that differ is its
     ``mismatch_factors`` entry (default 0)."""
-    factors = pair_factors(data, data, list(kernels), np.asarray(gammas, dtype=np.float64))
+    gammas = np.asarray(gammas, dtype=np.float64)
+    factors = pair_factors(data, data, list(kernels), gammas, n_jobs)
     if mismatch_factors is not None:
         kernels = np.asarray(kernels)
         for j in np.flatnonzero((kernels == "delta") & (np.asarray(mismatch_factors) > 0)):
@@ -298,11 +299,17 @@ def set_aside_errors(pending, data, kernels, gammas, median_gammas, targets, mis
     return errors
 
 
-def ridge_fit(data, kernels, gammas, targets, mismatch_factors=None):
+def ridge_fit(
+    data, kernels, gammas, targets, mismatch_factors=None, n_jobs=None, after_factors=None
+):
     """The kernel ridge regression :func:`model_values` explains: the factor tensor of the
     rows' pairs, the dual coefficients at the leave-one-out penalty, and the leave-one-out
-    R^2 (1 minus the mean squared error over the targets' variance). Parameters as there."""
-    factors = _factor_tensor(data, kernels, np.asarray(gammas, dtype=np.float64), mismatch_factors)
+    R^2 (1 minus the mean squared error over the targets' variance). Parameters as there;
+    ``n_jobs`` threads share the factor tensor, and ``after_factors()`` is called after
+    it, before the eigendecomposition, which runs on one."""
+    factors = _factor_tensor(data, kernels, gammas, mismatch_factors, n_jobs)
+    if after_factors is not None:
+        after_factors()
     K = np.prod(factors, axis=2)
     _warn_degenerate(K)
     weights, error = _ridge_weights(K, targets)
@@ -347,7 +354,9 @@ def explained_values(factors, weights, n_jobs=None):
     return np.abs(values).sum(axis=-1).mean(axis=0)
 
 
-def model_values(data, kernels, gammas, targets, mismatch_factors=None, n_jobs=None):
+def model_values(
+    data, kernels, gammas, targets, mismatch_factors=None, n_jobs=None, after_factors=None
+):
     """Mean absolute observational Shapley value of each feature in a kernel ridge fit.
 
     Parameters
@@ -363,10 +372,15 @@ def model_values(data, kernels, gammas, targets, mismatch_factors=None, n_jobs=N
     mismatch_factors : ndarray of shape (n_features,), default=None
         The categorical columns' factors on pairs that differ (None: 0, the delta kernel).
     n_jobs : int, default=None
+    after_factors : callable, default=None
+        Called once the factor tensor is built (to start work beside the
+        eigendecomposition, which runs on one thread).
 
     Returns
     -------
     ndarray of shape (n_features,)
     """
-    factors, weights, _ = ridge_fit(data, kernels, gammas, targets, mismatch_factors)
+    factors, weights, _ = ridge_fit(
+        data, kernels, gammas, targets, mismatch_factors, n_jobs, after_factors
+    )
     return explained_values(factors, weights, n_jobs)

@@ -9,7 +9,7 @@ selection that answers it (the knockoff draws too), is in _questions.py.
 import math
 import warnings
 from dataclasses import replace
-from functools import partial
+from functools import cache, partial
 from numbers import Integral, Real
 
 import joblib
@@ -378,12 +378,19 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             interactions=self.interactions,
             alpha=self.alpha,
         )
+        start_statistic = None
         if model_game and n_permutations == 0:
-            attribution = beside(statistic, self.n_jobs)
+            # Beside the model game's ridge, once its factor tensor (on every worker) is
+            # built: beside its eigendecomposition, which runs on one.
+            start_statistic = cache(partial(beside, statistic, self.n_jobs))
+
+            def attribution():
+                return start_statistic()()
+
         else:
             attribution = partial(statistic, n_jobs=self.n_jobs)
         if model_game:
-            values = self._model_values(features, target, memory)
+            values = self._model_values(features, target, memory, start_statistic)
             if evidence is not None:
                 values = self._model_anova_values(values, evidence())
             attribution = replace(attribution(), values=values)
@@ -497,16 +504,17 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         )
         return with_bandwidths(aligned, np.where(restored, features.bandwidths, aligned.bandwidths))
 
-    def _model_values(self, features, target, memory):
-        """The model game's values (see _ridge_game.py)."""
+    def _model_values(self, features, target, memory, after_factors=None):
+        """The model game's values (see _ridge_game.py); ``after_factors`` as there."""
         rows = model_rows(*features.data.shape, self._random_state)
-        return memory.cache(model_values, ignore=["n_jobs"])(
+        return memory.cache(model_values, ignore=["n_jobs", "after_factors"])(
             features.data[rows],
             features.kernels,
             features.gammas[0],
             self._ridge_targets(target, rows),
             features.mismatch_factors,
             n_jobs=self.n_jobs,
+            after_factors=after_factors,
         )
 
     def _model_anova_values(self, model_values, anova_values):

@@ -137,3 +137,5 @@ def test_pair_factors_in_blocks_and_mapped_memory_are_the_whole_computation(kern
     blocked = kernel_module.pair_factors(A, B, kernels, gamma)
     assert blocked.shape == (37, 29, 4) and blocked.flags.writeable
     np.testing.assert_array_equal(blocked, whole)
+    # Shared by threads, the blocks are the same to the bit.
+    np.testing.assert_array_equal(kernel_module.pair_factors(A, B, kernels, gamma, 2), whole)

@@ -151,6 +151,13 @@ def test_values_match_the_explainer_of_the_same_kernel_ridge():
     ).explain(X)
     expected = np.abs(explanation.values).mean(axis=0)
     np.testing.assert_allclose(model_values(X, ["rbf"] * 3, gamma, targets), expected, rtol=1e-12)
+    # Work started beside, once the factor tensor is built: the values are the same.
+    calls = []
+    beside_work = model_values(
+        X, ["rbf"] * 3, gamma, targets, after_factors=lambda: calls.append(1)
+    )
+    np.testing.assert_array_equal(beside_work, model_values(X, ["rbf"] * 3, gamma, targets))
+    assert calls == [1]
 
 
 def test_rows_are_bounded_by_the_tensor_memory():
