@@ -1,7 +1,7 @@
 """Which k features should a model use: the selection study on ten real data sets.
 
     python -m benchmarks.selection [--datasets ...] [--methods ...] [--folds 5]
-        [--fraction 0.2] [--seed 0] [--n-jobs 2] [--out DIR]
+        [--fraction 0.2] [--seed 0] [--n-jobs 2] [--out DIR] [--recompute METHOD ...]
 
 The clean protocol: outer 5-fold cross-validation (stratified for classes); on each training
 part the features are standardised, each method selects k = ceil(fraction * d) of them (at
@@ -19,7 +19,10 @@ the F-test, and a random draw.
 Results are cached per (data set, method, fold) under ``OUT/cache``; ``scores.csv`` holds
 every fold's score, ``ranks.md`` the mean-rank table (per data set the methods are ranked by
 their mean score over the folds, ties sharing the mean rank) and the default's fold-by-fold
-wins, ties and losses against each peer.
+wins, ties and losses against each peer. With ``--recompute``, only the methods named are
+run; the others' fold scores are read from the scores file the run writes (under
+``results/`` as committed), so that a change to the default is measured against the same
+peers' scores without running them again.
 """
 
 import argparse
@@ -199,12 +202,38 @@ def run_task(name, method, fold, args):
     return record
 
 
+def _suffix(args):
+    """The results files' suffix: the panel (unless "study") and the fraction (unless 0.2)."""
+    return ("" if args.panel == "study" else f"-{args.panel}") + (
+        "" if args.fraction == 0.2 else f"-{args.fraction:g}"
+    )
+
+
+def committed_scores(path, recompute):
+    """The fold scores of ``path`` (a scores file) of every method not in ``recompute``,
+    as records keyed like :func:`collect`'s."""
+    records = {}
+    for line in path.read_text().splitlines()[1:]:
+        dataset, method, fold, score = line.split(",")
+        if method not in recompute:
+            records[(dataset, method, int(fold) - 1)] = {"score": float(score)}
+    return records
+
+
 def collect(args):
     jobs = [(d, m, f) for d in args.datasets for m in args.methods for f in range(args.folds)]
+    known = {}
+    if args.recompute is not None:
+        committed = committed_scores(RESULTS / f"scores{_suffix(args)}.csv", set(args.recompute))
+        known = {job: committed[job] for job in jobs if job in committed}
+    missing = [job for job in jobs if job not in known]
     results = Parallel(n_jobs=args.n_jobs, return_as="generator_unordered")(
-        delayed(lambda job: (job, run_task(*job, args)))(job) for job in jobs
+        delayed(lambda job: (job, run_task(*job, args)))(job) for job in missing
     )
-    return dict(progress(results, total=len(jobs), desc="selection study", file=sys.stderr))
+    return {
+        **known,
+        **dict(progress(results, total=len(missing), desc="selection study", file=sys.stderr)),
+    }
 
 
 def mean_ranks(scores):
@@ -282,9 +311,7 @@ def write(records, args):
         for f, s in enumerate(values)
     ]
     args.out.mkdir(parents=True, exist_ok=True)
-    suffix = ("" if args.panel == "study" else f"-{args.panel}") + (
-        "" if args.fraction == 0.2 else f"-{args.fraction:g}"
-    )
+    suffix = _suffix(args)
     with open(args.out / f"scores{suffix}.csv", "w") as f:
         f.write("dataset,method,fold,score\n")
         f.writelines(f"{r['dataset']},{r['method']},{r['fold']},{r['score']}\n" for r in rows)
@@ -320,6 +347,13 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--recompute",
+        nargs="+",
+        choices=METHODS,
+        default=None,
+        help="run only these methods; read the others' scores from the committed file",
+    )
     args = parser.parse_args(argv)
     args.datasets = args.datasets or list(datasets.PANELS[args.panel])
     write(collect(args), args)

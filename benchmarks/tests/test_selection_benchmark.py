@@ -91,3 +91,25 @@ def test_blend_reads_the_parts_the_default_blends():
     together = (_positive_shares(model) + ANOVA_SHARE * _positive_shares(anova)) / (1 + ANOVA_SHARE)
     np.testing.assert_allclose(default, together, rtol=1e-12, atol=0)
     assert ShapleySelectorBase._model_anova_values is hook  # put back after the fit
+
+
+def test_recompute_reads_the_other_methods_scores_from_the_committed_file(tmp_path, monkeypatch):
+    """With --recompute, the methods not named are read from results/scores*.csv (here a
+    made-up score no SVM would give), and only the named ones are run."""
+    committed = tmp_path / "committed"
+    committed.mkdir()
+    (committed / "scores.csv").write_text(
+        "dataset,method,fold,score\n"
+        "boston,default,1,0.111111\nboston,default,2,0.111111\n"
+        "boston,ftest,1,-7.000000\nboston,ftest,2,-8.000000\n"
+    )
+    monkeypatch.setattr(study, "RESULTS", committed)
+    out = tmp_path / "out"
+    argv = ["--datasets", "boston", "--methods", "default", "ftest", "--folds", "2"]
+    study.main(argv + ["--out", str(out), "--n-jobs", "1", "--recompute", "default"])
+    rows = [line.split(",") for line in (out / "scores.csv").read_text().splitlines()[1:]]
+    scores = {(method, int(fold)): float(score) for _, method, fold, score in rows}
+    assert scores[("ftest", 1)] == -7.0 and scores[("ftest", 2)] == -8.0
+    assert scores[("default", 1)] != 0.111111 and scores[("default", 1)] > 0.5
+    run = [path.name for path in (out / "cache" / "0.2" / "boston").iterdir()]
+    assert run == [study._cache_key("default")]  # ftest was not run
