@@ -13,6 +13,7 @@ from pkex_select._plan import subsample_rows
 from pkex_select._ridge_game import (
     _PENALTIES,
     _factor_tensor,
+    _joint_kernel,
     _ridge_weights,
     dropped_categories,
     model_rows,
@@ -384,4 +385,22 @@ def test_the_anova_part_is_exact_on_a_bounded_number_of_rows(monkeypatch):
     np.testing.assert_array_equal(target.Y, whole.Y[rows])
     np.testing.assert_array_equal(
         target.within(target.Y[None])[0], whole.within(whole.Y[None])[0][np.ix_(rows, rows)]
+    )
+
+
+@pytest.mark.parametrize(
+    "kernels", [["rbf"] * 4, ["laplacian", "rbf", "cauchy", "delta"], ["delta", "cauchy"] * 2]
+)
+def test_the_joint_kernel_is_the_product_of_the_factor_tensor(kernels):
+    """Summed exponents give the product of the factors to rounding, with a delta column's
+    mismatch factor and an infinite gamma (factor 0 off equal values) too."""
+    rng = np.random.default_rng(7)
+    data = rng.standard_normal((40, 4))
+    data[:, 3] = rng.integers(0, 3, 40)
+    data[::5, 0] = data[0, 0]  # ties: distance 0 under an infinite gamma
+    gammas = np.array([np.inf, 0.3, 1.7, 0.5])
+    mismatch = np.array([0.0, 0.0, 0.0, 0.25])
+    expected = np.prod(_factor_tensor(data, kernels, gammas, mismatch), axis=2)
+    np.testing.assert_allclose(
+        _joint_kernel(data, kernels, gammas, mismatch), expected, rtol=1e-13, atol=1e-300
     )
