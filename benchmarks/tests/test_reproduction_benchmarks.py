@@ -177,6 +177,16 @@ def test_anova_weight_benchmark_runs(tmp_path):
     assert all(f"\n| {fold} | " in text for fold in range(5))  # a selection per fold
 
 
+def test_alpha_cost_benchmark_runs(tmp_path):
+    """Both fits per seed, their ratio, and the test's count of friedman1's five."""
+    from benchmarks.scale.alpha_cost import main
+
+    main(["--rows", "300", "--features", "8", "--seeds", "2", "--out", str(tmp_path)])
+    rows = (tmp_path / "alpha_cost.csv").read_text().splitlines()
+    assert rows[0] == "seed,alpha=0.05 s,default s,ratio,permutations,kept,false" and len(rows) == 3
+    assert "ratio of the medians" in (tmp_path / "alpha_cost.md").read_text()
+
+
 def test_monotone_benchmark_runs(tmp_path):
     from benchmarks.scale.monotone import main
 
