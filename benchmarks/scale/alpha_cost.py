@@ -12,20 +12,14 @@ relevant features among those the test keeps, "false" the others.
 """
 
 import argparse
-import time
 from pathlib import Path
 
 import numpy as np
 
 from benchmarks._measure import one_thread, records_table, write_results
+from benchmarks.scale.monotone import cpu_seconds
 
 RESULTS = Path(__file__).parent / "results"
-
-
-def cpu_seconds(function, *args):
-    start = time.process_time()
-    result = function(*args)
-    return time.process_time() - start, result
 
 
 def main(argv=None):
@@ -45,10 +39,10 @@ def main(argv=None):
     rows = []
     for seed in range(args.seeds):
         tested_seconds, tested = cpu_seconds(
-            HSICShapleySelector(alpha=0.05, random_state=seed).fit, X, y
+            1, HSICShapleySelector(alpha=0.05, random_state=seed).fit, X, y
         )
         default_seconds, _ = cpu_seconds(
-            HSICShapleySelector(n_features_to_select=5, random_state=seed).fit, X, y
+            1, HSICShapleySelector(n_features_to_select=5, random_state=seed).fit, X, y
         )
         kept = tested.get_support(indices=True)
         rows.append(
