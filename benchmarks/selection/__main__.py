@@ -11,7 +11,8 @@ columns and scored on the test part (accuracy, R^2). Every method sees the same 
 
 Methods: the selector's default (``default``); its games one by one (``paper``: the
 published game, ``value_function="baseline"``; ``anova``: the kernel-ANOVA game; each also
-at a single bandwidth scale, ``-1``); the peers ExtraTrees (300 trees), mutual information,
+at a single bandwidth scale, ``-1``; ``align``: the published game at bandwidths aligned with
+y); the peers ExtraTrees (300 trees), mutual information,
 HSIC Lasso (pyHSICLasso, B = 20, M = 3), mRMR (F-statistic relevance over mean absolute
 correlation with the features already chosen, the FCQ rule of Zhao, Anand and Wang 2019),
 the F-test, and a random draw.
@@ -62,7 +63,7 @@ PKEX = {
     "paper-1": {"value_function": "baseline", "scales": [1]},
     "anova": {"value_function": "anova"},
     "anova-1": {"value_function": "anova", "scales": [1]},
-    "align": {"bandwidth": "alignment", "scales": [1]},
+    "align": {"value_function": "baseline", "bandwidth": "alignment", "scales": [1]},
 }
 PEERS = ("trees", "rfperm", "lasso", "mi", "hsiclasso", "mrmr", "ftest", "random")
 METHODS = (*PKEX, *PEERS)
