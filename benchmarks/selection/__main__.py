@@ -21,9 +21,9 @@ Results are cached per (data set, method, fold) under ``OUT/cache``; ``scores.cs
 every fold's score, ``ranks.md`` the mean-rank table (per data set the methods are ranked by
 their mean score over the folds, ties sharing the mean rank) and the default's fold-by-fold
 wins, ties and losses against each peer. With ``--recompute``, only the methods named are
-run; the others' fold scores are read from the scores file the run writes (under
-``results/`` as committed), so that a change to the default is measured against the same
-peers' scores without running them again.
+run; the others' fold scores are read from the committed scores file of the same panel and
+fraction under ``results/`` (whatever ``--out`` says), so that a change to the default is
+measured against the same peers' scores without running them again.
 """
 
 import argparse
