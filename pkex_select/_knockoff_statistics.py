@@ -53,7 +53,7 @@ def _prepared(selector, columns, target, game):
     numeric = np.zeros(columns.shape[1], dtype=bool)
     memory = check_memory(None)
     features = selector._base_features(columns, numeric, game, memory)
-    return features, selector._prepare_features(features, target, game, memory, restore=False)
+    return features, selector._prepare_features(features, target, game, memory)
 
 
 class ShapleyStatistic:

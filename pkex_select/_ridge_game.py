@@ -33,6 +33,7 @@ __all__ = [
     "MODEL_GAMES",
     "dropped_categories",
     "explained_values",
+    "model_factors",
     "model_rows",
     "model_values",
     "restore_rows",
@@ -320,15 +321,42 @@ def set_aside_errors(pending, data, kernels, gammas, median_gammas, targets, mis
     return errors
 
 
+def model_factors(data, kernels, gammas, mismatch_factors=None, n_jobs=None, built=None):
+    """The factor tensor :func:`ridge_fit` fits on: every pair of the rows, each feature's
+    factor (:func:`_factor_tensor`).
+
+    ``built``, a pair ``(gammas, factors)``: the tensor of the same rows and mismatch factors
+    at other parameters of some numeric columns (the aligned ones, built while the ANOVA game
+    ran beside, before :func:`restored_features` put some back), whose columns where the
+    parameters differ are computed again in place. Each entry is computed alone, so the
+    tensor is the one built whole, to the last bit.
+    """
+    if built is None:
+        return _factor_tensor(data, kernels, gammas, mismatch_factors, n_jobs)
+    built_gammas, factors = built
+    gammas = np.asarray(gammas, dtype=np.float64)
+    for j in np.flatnonzero(np.asarray(built_gammas) != gammas):
+        mismatch = None if mismatch_factors is None else np.asarray(mismatch_factors)[[j]]
+        factors[..., j] = _factor_tensor(data[:, [j]], [kernels[j]], gammas[[j]], mismatch)[..., 0]
+    return factors
+
+
 def ridge_fit(
-    data, kernels, gammas, targets, mismatch_factors=None, n_jobs=None, after_factors=None
+    data,
+    kernels,
+    gammas,
+    targets,
+    mismatch_factors=None,
+    n_jobs=None,
+    after_factors=None,
+    built=None,
 ):
     """The kernel ridge regression :func:`model_values` explains: the factor tensor of the
     rows' pairs, the dual coefficients at the leave-one-out penalty, and the leave-one-out
     R^2 (1 minus the mean squared error over the targets' variance). Parameters as there;
     ``n_jobs`` threads share the factor tensor, and ``after_factors()`` is called after
     it, before the eigendecomposition, which runs on one."""
-    factors = _factor_tensor(data, kernels, gammas, mismatch_factors, n_jobs)
+    factors = model_factors(data, kernels, gammas, mismatch_factors, n_jobs, built)
     if after_factors is not None:
         after_factors()
     K = np.prod(factors, axis=2)
@@ -376,7 +404,14 @@ def explained_values(factors, weights, n_jobs=None):
 
 
 def model_values(
-    data, kernels, gammas, targets, mismatch_factors=None, n_jobs=None, after_factors=None
+    data,
+    kernels,
+    gammas,
+    targets,
+    mismatch_factors=None,
+    n_jobs=None,
+    after_factors=None,
+    built=None,
 ):
     """Mean absolute observational Shapley value of each feature in a kernel ridge fit.
 
@@ -396,12 +431,15 @@ def model_values(
     after_factors : callable, default=None
         Called once the factor tensor is built (to start work beside the
         eigendecomposition, which runs on one thread).
+    built : tuple, default=None
+        ``(gammas, factors)``: the factor tensor at other parameters of some numeric
+        columns, completed in place (see :func:`model_factors`).
 
     Returns
     -------
     ndarray of shape (n_features,)
     """
     factors, weights, _ = ridge_fit(
-        data, kernels, gammas, targets, mismatch_factors, n_jobs, after_factors
+        data, kernels, gammas, targets, mismatch_factors, n_jobs, after_factors, built
     )
     return explained_values(factors, weights, n_jobs)

@@ -38,6 +38,7 @@ from ._ridge_game import (
     MIN_MODEL_SAMPLES,
     MODEL_GAMES,
     dropped_categories,
+    model_factors,
     model_rows,
     model_values,
     restore_rows,
@@ -353,14 +354,19 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             # A worker is busy beside: threads beyond the cores would stall the alignment's
             # sweeps, which wait for each other on every evaluation.
             free_workers = max(1, joblib.effective_n_jobs(self.n_jobs) - 1)
-        features = self._prepare_features(
-            features,
-            target,
-            self.value_function_,
-            memory,
-            alignment_jobs=free_workers,
-            evidence=evidence,
+        aligned = self._prepare_features(
+            features, target, self.value_function_, memory, alignment_jobs=free_workers
         )
+        built = None
+        if model_game and resolve_bandwidth_rule(self.bandwidth, self.value_function_) == (
+            "alignment"
+        ):
+            if evidence is not None and evidence.pending():
+                # The restore waits for the ANOVA game beside; the model's factors at the
+                # aligned bandwidths are built meanwhile (restoring changes a few columns).
+                built = self._model_factors(aligned)
+            aligned = self._restored(features, aligned, target, memory, evidence)
+        features = aligned
         n_permutations = question.permutation_count(self, int((~features.constant).sum()))
         attribute = memory.cache(_pairgame.attribute, ignore=["n_jobs", "progress"])
         statistic = partial(
@@ -390,7 +396,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         else:
             attribution = partial(statistic, n_jobs=self.n_jobs)
         if model_game:
-            values = self._model_values(features, target, memory, start_statistic)
+            values = self._model_values(features, target, memory, start_statistic, built)
             if evidence is not None:
                 values = self._model_anova_values(values, evidence())
             attribution = replace(attribution(), values=values)
@@ -442,15 +448,11 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             column_names=column_names,
         )
 
-    def _prepare_features(
-        self, features, target, game, memory, restore=True, alignment_jobs=1, evidence=None
-    ):
+    def _prepare_features(self, features, target, game, memory, alignment_jobs=1):
         """``features`` (from :meth:`_base_features`) ready for ``game``: their bandwidths
-        aligned with y where the bandwidth rule says so (and, in the model game with
-        ``restore``, the features the alignment set aside put back where the ridge predicts
-        better with them). ``alignment_jobs``: the threads of the alignment's sweeps;
-        ``evidence``: a function returning the ANOVA game's values, which choose the
-        features tried for restoring (see :func:`restored_features`)."""
+        aligned with y where the bandwidth rule says so, and in the model game the
+        categorical columns the ridge predicts as well without dropped.
+        ``alignment_jobs``: the threads of the alignment's sweeps."""
         bandwidth = resolve_bandwidth_rule(self.bandwidth, game)
         shape = features.data.shape
         mismatch_factors = np.zeros(shape[1])
@@ -470,27 +472,30 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             aligned = features
         if game not in MODEL_GAMES:
             return aligned
-        # The model game's ridge drops the categorical columns it predicts as well without
-        # and takes back a feature the alignment set aside that it predicts better with.
         rows = restore_rows(shape[0], self._random_state)
-        ridge_targets = self._ridge_targets(target, rows)
         mismatch_factors = memory.cache(dropped_categories)(
             features.data[rows],
             features.kernels,
             aligned.gammas[0],
-            ridge_targets,
+            self._ridge_targets(target, rows),
             mismatch_factors,
         )
-        aligned = replace(aligned, mismatch_factors=mismatch_factors)
-        if bandwidth != "alignment" or not restore:
-            return aligned
+        return replace(aligned, mismatch_factors=mismatch_factors)
+
+    def _restored(self, features, aligned, target, memory, evidence=None):
+        """``aligned`` (from :meth:`_prepare_features` in the model game, aligned) with the
+        features the alignment set aside put back at their bandwidths in ``features``
+        where the ridge predicts better with them. ``evidence``: a function returning the
+        ANOVA game's values, which choose the features tried (see
+        :func:`restored_features`)."""
+        rows = restore_rows(features.data.shape[0], self._random_state)
         restore_arguments = (
             features.data[rows],
             features.kernels,
             aligned.gammas[0],
             features.gammas[0],
-            ridge_targets,
-            mismatch_factors,
+            self._ridge_targets(target, rows),
+            aligned.mismatch_factors,
         )
         # While the ANOVA game is computed beside, the trials it will choose from start.
         known_errors = {}
@@ -504,10 +509,20 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         )
         return with_bandwidths(aligned, np.where(restored, features.bandwidths, aligned.bandwidths))
 
-    def _model_values(self, features, target, memory, after_factors=None):
-        """The model game's values (see _ridge_game.py); ``after_factors`` as there."""
+    def _model_factors(self, features):
+        """The model game's factor tensor at ``features``' bandwidths, as
+        :meth:`_model_values` completes it (``built``)."""
         rows = model_rows(*features.data.shape, self._random_state)
-        return memory.cache(model_values, ignore=["n_jobs", "after_factors"])(
+        factors = model_factors(
+            features.data[rows], features.kernels, features.gammas[0], features.mismatch_factors
+        )
+        return features.gammas[0], factors
+
+    def _model_values(self, features, target, memory, after_factors=None, built=None):
+        """The model game's values (see _ridge_game.py); ``after_factors`` and ``built`` (from
+        :meth:`_model_factors`) as there."""
+        rows = model_rows(*features.data.shape, self._random_state)
+        return memory.cache(model_values, ignore=["n_jobs", "after_factors", "built"])(
             features.data[rows],
             features.kernels,
             features.gammas[0],
@@ -515,6 +530,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             features.mismatch_factors,
             n_jobs=self.n_jobs,
             after_factors=after_factors,
+            built=built,
         )
 
     def _model_anova_values(self, model_values, anova_values):

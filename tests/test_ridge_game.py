@@ -16,6 +16,7 @@ from pkex_select._ridge_game import (
     _joint_kernel,
     _ridge_weights,
     dropped_categories,
+    model_factors,
     model_rows,
     model_values,
     restored_features,
@@ -159,6 +160,34 @@ def test_values_match_the_explainer_of_the_same_kernel_ridge():
     )
     np.testing.assert_array_equal(beside_work, model_values(X, ["rbf"] * 3, gamma, targets))
     assert calls == [1]
+
+
+def test_a_tensor_built_at_other_parameters_is_completed_to_the_last_bit():
+    rng = np.random.default_rng(3)
+    X = np.column_stack([rng.normal(size=(60, 3)), rng.integers(0, 3, 60)])
+    kernels = ["rbf", "laplacian", "rbf", "delta"]
+    gammas = np.array([0.3, 0.5, 0.2, 1.0])
+    mismatch = np.array([0.0, 0.0, 0.0, 0.4])
+    targets = ridge_targets((np.abs(X[:, 0]) + X[:, 3])[:, None], ["rbf"])
+    # Built while features 0 and 2 were still widened away, as before a restore.
+    widened = gammas * np.array([1e-4, 1.0, 1e-5, 1.0])
+    built = (widened, model_factors(X, kernels, widened, mismatch))
+    completed = model_factors(X, kernels, gammas, mismatch, built=built)
+    np.testing.assert_array_equal(completed, model_factors(X, kernels, gammas, mismatch))
+    built = (widened, model_factors(X, kernels, widened, mismatch))
+    np.testing.assert_array_equal(
+        model_values(X, kernels, gammas, targets, mismatch, built=built),
+        model_values(X, kernels, gammas, targets, mismatch),
+    )
+
+
+def test_a_fit_with_the_anova_game_beside_gives_the_values_of_one_without():
+    # With two workers the model's factors are built while the ANOVA game runs, then
+    # completed where the restore put a bandwidth back (x2, widened away by the alignment).
+    X, y = make_friedman1(1500, 20, noise=1.0, random_state=0)
+    one = HSICShapleySelector(n_features_to_select=5, random_state=0).fit(X, y)
+    two = HSICShapleySelector(n_features_to_select=5, random_state=0, n_jobs=2).fit(X, y)
+    np.testing.assert_array_equal(two.shapley_values_, one.shapley_values_)
 
 
 def test_rows_are_bounded_by_the_tensor_memory():
