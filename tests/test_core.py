@@ -20,6 +20,7 @@ from pkex_select import (
     shapley_values,
 )
 from pkex_select._engine import integrate, plan_integrals
+from pkex_select._plan import pairs_of_rows
 from pkex_select._quadrature import gauss_rule
 from pkex_select.kernels import gram_matrices
 
@@ -170,6 +171,13 @@ def test_compiled_permuted_weights_are_their_numpy_twin(
     np.testing.assert_array_equal(
         compiled, _statistics.permuted_entries_numpy(table, permuted, a, b)
     )
+    # A chunk of AllPairs: every b > a along consecutive rows, read through permuted[k].
+    first = int(rng.integers(0, n_samples))
+    chunk = pairs_of_rows((first, int(rng.integers(first, n_samples)) + 1), n_samples)
+    np.testing.assert_array_equal(
+        _statistics.permuted_entries_numba(table, permuted, chunk.a, chunk.b),
+        _statistics.permuted_entries_numpy(table, permuted, chunk.a, chunk.b),
+    )
     by_sample = np.ascontiguousarray(permuted.T)
     np.testing.assert_array_equal(
         _statistics.sample_entries_numba(table, by_sample, a, b).T,
@@ -194,7 +202,6 @@ def test_compiled_row_centring_is_its_numpy_twin(n_samples, n_features, weight, 
         centre_rows_numba,
         centre_rows_numpy,
     )
-    from pkex_select._plan import pairs_of_rows
 
     rng = np.random.default_rng(seed)
     start = int(rng.integers(0, n_samples - 1))
@@ -233,7 +240,6 @@ def test_compiled_joint_kernel_is_its_numpy_twin(n_samples, kernels, n_scales, s
     runs of rows; the NumPy path (differences, distances, matrix-vector products) and the
     product of the factors agree with it."""
     from pkex_select import _features
-    from pkex_select._plan import pairs_of_rows
 
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n_samples, len(kernels)))
