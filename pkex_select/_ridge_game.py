@@ -146,10 +146,11 @@ def _leave_one_out(K, targets):
     penalties, that penalty, and K's eigendecomposition (one serves every penalty)."""
     eigenvalues, eigenvectors = np.linalg.eigh(K)
     projected = eigenvectors.T @ targets
+    squared = np.square(eigenvectors)  # the hat matrix's diagonal at every penalty
     best_error, best_penalty = np.inf, _PENALTIES[0]
     for penalty in _PENALTIES:
         shrink = eigenvalues / (eigenvalues + penalty)
-        hat_diagonal = np.square(eigenvectors) @ shrink
+        hat_diagonal = squared @ shrink
         residuals = targets - eigenvectors @ (shrink[:, None] * projected)
         error = np.mean(np.square(residuals / (1.0 - hat_diagonal)[:, None]))
         if error < best_error:
