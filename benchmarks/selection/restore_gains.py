@@ -25,8 +25,7 @@ from joblib import Parallel, delayed
 
 from benchmarks._measure import records_table
 from benchmarks.selection import planted
-from pkex_select import HSICShapleySelector
-from pkex_select import _ridge_game, _selection
+from pkex_select import HSICShapleySelector, _ridge_game, _selection
 
 RESULTS = Path(__file__).parent / "results"
 # Bandwidths tried, as multiples of the median heuristic's (gamma divided by their squares).
