@@ -508,8 +508,11 @@ def test_ctrl_c_ends_with_one_line_and_status_130(tmp_path):
     frame = pd.DataFrame(rng.normal(size=(50_000, 20)), columns=[f"x{j}" for j in range(20)])
     frame["y"] = frame["x0"] + rng.normal(size=50_000)
     frame.to_csv(tmp_path / "large.csv", index=False)
+    # With the tests' permutations the fit runs for seconds after its progress appears (the
+    # ranking alone ends within half a second of it, which a loaded machine can miss).
+    command = ["rank", str(tmp_path / "large.csv"), "--target", "y", "--alpha", "0.05"]
     process = subprocess.Popen(
-        [sys.executable, "-m", "pkex_select", "rank", str(tmp_path / "large.csv"), "--target", "y"],
+        [sys.executable, "-m", "pkex_select", *command],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         cwd=ROOT,
