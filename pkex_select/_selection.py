@@ -358,9 +358,8 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             features, target, self.value_function_, memory, alignment_jobs=free_workers
         )
         built = None
-        if model_game and resolve_bandwidth_rule(self.bandwidth, self.value_function_) == (
-            "alignment"
-        ):
+        aligning = resolve_bandwidth_rule(self.bandwidth, self.value_function_) == "alignment"
+        if model_game and aligning:
             if evidence is not None and evidence.pending():
                 # The restore waits for the ANOVA game beside; the model's factors at the
                 # aligned bandwidths are built meanwhile (restoring changes a few columns).
