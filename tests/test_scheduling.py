@@ -50,3 +50,50 @@ def test_pending_says_whether_the_result_is_still_being_computed_beside():
     assert result() == 1 and not result.pending()
     # In the caller's thread nothing runs elsewhere: asking computes it.
     assert not beside(waiting, 1).pending()
+
+
+def test_tasks_on_threads_come_back_in_order_and_an_error_stops_the_rest():
+    import time
+
+    from pkex_select._scheduling import run_tasks
+
+    def slow_first(task):  # the first tasks finish last
+        time.sleep(0.02 * (5 - task) if task < 5 else 0)
+        return task, threading.current_thread()
+
+    results = list(run_tasks(slow_first, range(12), 2))
+    assert [task for task, _ in results] == list(range(12))
+    assert all(thread is not threading.current_thread() for _, thread in results)
+
+    started = []
+
+    def failing(task):
+        started.append(task)
+        if task == 1:
+            raise ValueError("task 1")
+        time.sleep(0.01)
+        return task
+
+    with pytest.raises(ValueError, match="task 1"):
+        list(run_tasks(failing, range(100), 2))
+    assert len(started) < 10  # at most two tasks per worker ran ahead of the failed one
+
+
+def test_another_joblib_backend_gets_the_tasks():
+    """Under a backend of the user's (Dask, Ray, ...), the tasks go through joblib."""
+    from joblib import parallel_config, register_parallel_backend
+    from joblib._parallel_backends import ThreadingBackend
+
+    from pkex_select._scheduling import run_tasks
+
+    calls = []
+
+    class RecordingBackend(ThreadingBackend):  # stands for a cluster's backend
+        def configure(self, *args, **kwargs):  # each Parallel call configures its backend
+            calls.append(kwargs.get("n_jobs", args[0] if args else None))
+            return super().configure(*args, **kwargs)
+
+    register_parallel_backend("recording", RecordingBackend)
+    with parallel_config(backend="recording", n_jobs=2):
+        assert list(run_tasks(lambda task: 2 * task, range(6))) == [0, 2, 4, 6, 8, 10]
+    assert calls
