@@ -21,7 +21,7 @@ random_state : int, RandomState instance or None, default=None
     Permutations and block partitions.""",
     "n_jobs": """\
 n_jobs : int, default=None
-    Parallel tasks (joblib threads).""",
+    Parallel tasks on threads, as joblib counts ``n_jobs``.""",
     "verbose": """\
 verbose : int, default=0
     A progress bar on stderr with the time left (tqdm's when it is installed,

@@ -341,7 +341,7 @@ def pair_contributions(
     chunk_size : int, default=None
         Pairs per task. By default chosen so that one task's temporaries stay near 2 MiB.
     n_jobs : int, default=None
-        Parallel tasks through :mod:`joblib` (threads; the kernels release the GIL).
+        Parallel tasks on threads (the kernels release the GIL).
     backend : {"auto", "numba", "numpy"}, default="auto"
         "numba" runs the compiled kernels, "numpy" their vectorised twins they are tested
         against; "auto" takes the compiled kernels when numba is importable. Both take the
@@ -445,7 +445,7 @@ def shapley_values(
         Rows of factors per task (pairs of all points flattened). By default chosen so that
         one task's temporaries stay near 2 MiB, whatever the number of pairs.
     n_jobs : int, default=None
-        Parallel tasks through :mod:`joblib` (threads; the kernels release the GIL). Use
+        Parallel tasks on threads (the kernels release the GIL). Use
         ``joblib.parallel_config`` to pick another backend such as Dask.
     backend : {"auto", "numba", "numpy"}, default="auto"
         See :func:`pair_contributions`.

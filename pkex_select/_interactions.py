@@ -192,7 +192,7 @@ def interaction_values(
     chunk_size : int, default=None
         Pairs per task; by default one task holds about 1 MiB of temporaries.
     n_jobs : int, default=None
-        Parallel tasks through :mod:`joblib` (threads).
+        Parallel tasks on threads, as joblib counts ``n_jobs``.
     tol : float, default=2**-53
         Bound on the quadrature error of each integral, as in :func:`shapley_values`;
         ``tol=0`` uses ceil(d / 2) nodes. The bound for STII counts its weight 2 (1 - t).

@@ -267,7 +267,7 @@ class ProductKernelExplainer:
     feature_names : list of str, default=None
         Defaults to the model's ``feature_names_in_`` or ``x0, x1, ...``.
     n_jobs : int, default=None
-        Parallel tasks of the engine (joblib).
+        Parallel tasks of the engine, on threads.
     tol : float, default=2**-53
         Bound on the quadrature error of each integral; ``tol=0`` uses the exact rule
         everywhere (see :func:`pkex_select.pair_contributions`).

@@ -333,8 +333,8 @@ class HSICShapleySelector(ShapleySelectorBase):
     {{interactions}}
     {{random_state}}
     n_jobs : int, default=None
-        Parallel tasks through joblib (threads); ``joblib.parallel_config(backend="dask")``
-        runs them on a Dask cluster.
+        Parallel tasks on threads (the kernels release the GIL);
+        ``joblib.parallel_config(backend="dask")`` runs them on a Dask cluster.
     {{memory}}
     {{verbose}}
     {{estimator}}

@@ -239,7 +239,8 @@ class MMDShapleyAttributor(ShapleySelectorBase):
     random_state : int, RandomState instance or None, default=None
         Permutations.
     n_jobs : int, default=None
-        Parallel tasks through joblib (threads).
+        Parallel tasks on threads; another joblib backend (``joblib.parallel_config``) gets
+        them through joblib.
     {{memory}}
     {{verbose}}
     {{estimator}}
