@@ -65,6 +65,10 @@ class PreparedFeatures:
     mismatch_factors : ndarray of shape (n_features,) or None
         The model game's factor of each categorical column on pairs whose values differ
         (aligned with y); None (or 0) is the delta kernel's. The statistic's games ignore it.
+    additive_gammas : ndarray of shape (n_features,) or None
+        The kernel parameter of each feature's additive term in the model game's ridge
+        (``_ridge_game.additive_features``), 0 (or None) for none. The statistic's games
+        ignore it.
     """
 
     data: np.ndarray
@@ -75,6 +79,7 @@ class PreparedFeatures:
     constant: np.ndarray
     categorical: np.ndarray
     mismatch_factors: np.ndarray | None = None
+    additive_gammas: np.ndarray | None = None
 
     def factors(self):
         """The kernel factors of pairs of these columns, at every scale (:class:`DataFactors`)."""

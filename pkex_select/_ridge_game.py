@@ -13,6 +13,13 @@ values of each row's game; the model is fitted and explained on the rows of
 its aligned ``mismatch_factors`` entry on pairs that differ, so that an identifier does not
 reduce the kernel to its diagonal (a model that memorises y, with every value on the ID).
 
+A feature the alignment sets aside (widens until its factor is about 1) enters the ridge as a
+term of its own added to the product kernel where that lowers the ridge's leave-one-out
+error by more than 2% (:func:`additive_features`): an even effect (``|x|``, ``cos 2x``)
+beside others, which the product kernel cannot take without making every other feature
+more local. A term of feature j alone moves only j's Shapley value, by its own part of the
+fit.
+
 A feature the model ignores gets 0; no value is negative, so shares compare directly.
 """
 
@@ -31,13 +38,14 @@ from .kernels import kernel_distances, pair_factors
 __all__ = [
     "MIN_MODEL_SAMPLES",
     "MODEL_GAMES",
+    "additive_features",
+    "additive_terms",
+    "check_rows",
     "dropped_categories",
     "explained_values",
     "model_factors",
     "model_rows",
     "model_values",
-    "restore_rows",
-    "restored_features",
     "ridge_fit",
     "ridge_targets",
     "set_aside_errors",
@@ -54,22 +62,31 @@ _DEGENERATE = 1e-12
 
 # Ridge penalties tried, relative to the kernel's unit diagonal.
 _PENALTIES = 10.0 ** np.arange(-4.0, 2.01, 0.5)
-# restored_features: a feature widened more than e^this below its median-heuristic parameter
-# was set aside; it is restored where the leave-one-out error drops by more than this share.
+# A feature widened more than e^this below its median-heuristic parameter was set aside.
 _SET_ASIDE = 3.0
-_RESTORE_GAIN = 0.1
-# With the ANOVA game's evidence, the candidates tried: the fewest of 3, 5 and 8 that leave
-# python -m benchmarks.selection.planted as with every candidate tried (3 lets a noise column
-# above a relevant copy at n = 200). The selection study's tuning half ranked the three alike
-# and no worse than trying every candidate (summed mean rank over both fractions 8.20
-# against 8.26).
-_RESTORE_TRIES = 5
+# additive_features: a set-aside feature enters the ridge as a term of its own,
+# ADDITIVE_WEIGHT times its factor at the median-heuristic parameter added to the product
+# kernel, where that lowers the leave-one-out error by more than _ADDITIVE_GAIN. Of the gains
+# 0, 0.01, 0.02, 0.03, 0.05 and 0.1 (weight 0.3), and the weight 1 at 0.03, the selection
+# study's tuning half ranked 0.02 first (summed mean rank over both k fractions 7.47,
+# against 7.74, 7.83, 7.84, 8.20 and 8.93; benchmarks/selection/results/rules.md).
+_ADDITIVE_GAIN = 0.02
+ADDITIVE_WEIGHT = 0.3
+# Without the ANOVA game's evidence every set-aside feature is tried, the noise among them:
+# at 2% a noise column of friedman1 (n = 300, d = 10) enters. The bar is then that of the
+# restoring check this replaced, which took no noise column on the planted designs.
+_ADDITIVE_GAIN_UNVETTED = 0.1
+# With the ANOVA game's evidence, the candidates tried: the fewest of 3, 5 and 8 that left
+# python -m benchmarks.selection.planted as with every candidate tried, when set-aside
+# features were put back into the product (3 let a noise column above a relevant copy at
+# n = 200), and one eigendecomposition each.
+_SET_ASIDE_TRIES = 5
 # dropped_categories keeps a categorical column only where the leave-one-out error without
 # it is more than this share above the error with it.
 _CATEGORY_GAIN = 0.01
-# The rows of restored_features and dropped_categories: one eigendecomposition per column
+# The rows of additive_features and dropped_categories: one eigendecomposition per column
 # tried.
-_RESTORE_ROWS = 400
+_CHECK_ROWS = 400
 
 
 # The games of a kernel ridge fitted to y: its explanation, and beside it the ANOVA game.
@@ -83,10 +100,10 @@ def model_rows(n_samples, n_features, random_state=None):
     return subsample_rows(n_samples, most, random_state)
 
 
-def restore_rows(n_samples, random_state=None):
-    """The rows :func:`restored_features` and :func:`dropped_categories` decide on: up to
+def check_rows(n_samples, random_state=None):
+    """The rows :func:`additive_features` and :func:`dropped_categories` decide on: up to
     400, uniformly, sorted."""
-    return subsample_rows(n_samples, _RESTORE_ROWS, random_state)
+    return subsample_rows(n_samples, _CHECK_ROWS, random_state)
 
 
 def ridge_targets(columns, kernels):
@@ -196,26 +213,73 @@ def dropped_categories(data, kernels, gammas, targets, mismatch_factors):
     return mismatch_factors
 
 
-def _set_aside(kernels, gammas, median_gammas):
-    """The numeric features widened more than e^3 below their median-heuristic parameter,
-    in column order, and each feature's log ratio to it."""
-    with np.errstate(divide="ignore"):
-        widened = np.log(gammas / median_gammas)
-    numeric = np.asarray(kernels) != "delta"
-    return np.flatnonzero(numeric & (widened < -_SET_ASIDE)), widened
+def _taken_in_turn(order, K, targets, trial_kernel, gain, n_jobs, known_errors=None):
+    """The candidates of ``order`` taken one by one where ``trial_kernel(K, j)`` lowers the
+    ridge's leave-one-out error by more than ``gain`` (a share), each against ``K`` with
+    those taken before; a generator.
+
+    With ``n_jobs``, four candidates per worker are tried at once against the same kernel;
+    after one is taken, the later ones of its batch are tried again against the new kernel,
+    so the answer is that of trying them one by one, to the last bit. ``known_errors``: the
+    leave-one-out errors against ``K`` (key None) and of some trials, not computed again.
+    """
+    known_errors = dict(known_errors or {})
+    error = known_errors.pop(None, None)
+    if error is None:
+        error = _leave_one_out(K, targets)[0]
+
+    def trial_error(j, K):
+        if j in known_errors:
+            return known_errors[j]
+        return _leave_one_out(trial_kernel(K, j=j), targets)[0]
+
+    order = list(order)
+    workers = effective_n_jobs(n_jobs)
+    batch_size = 1 if workers == 1 else 4 * workers
+    while order:
+        batch = order[:batch_size]
+        work = sum(j not in known_errors for j in batch) * 4 * K.shape[0] ** 3  # eigh each
+        errors = run_tasks(partial(trial_error, K=K), batch, n_jobs, work=work)
+        for j, batch_error in zip(batch, list(errors)):
+            order.remove(j)
+            if batch_error < (1.0 - gain) * error:
+                error, K = batch_error, trial_kernel(K, j=j)
+                known_errors = {}  # they were against the kernel before
+                yield j
+                break  # the rest of the batch was tried against the kernel before
 
 
-def _restore_trial(K, data, kernels, gammas, median_gammas, j):
-    """``K`` with feature j's factor at its median-heuristic parameter."""
-    # A widened factor is near 1 on every pair: dividing it out is exact to rounding.
-    column = data[:, [j]]
-    return K * (
-        _factor_tensor(column, [kernels[j]], median_gammas[[j]])[..., 0]
-        / _factor_tensor(column, [kernels[j]], gammas[[j]])[..., 0]
+def _additive_trial(K, data, kernels, median_gammas, j):
+    """``K`` plus feature j's additive term (:func:`additive_terms`)."""
+    factor = _factor_tensor(data[:, [j]], [kernels[j]], median_gammas[[j]])[..., 0]
+    return K + ADDITIVE_WEIGHT * factor
+
+
+def additive_terms(data, kernels, additive_gammas):
+    """The ridge's additive terms: the columns with a positive ``additive_gammas`` entry and
+    ``ADDITIVE_WEIGHT`` times each one's factor at it on the rows' pairs, (n_rows, n_rows,
+    n_terms)."""
+    columns = np.flatnonzero(np.asarray(additive_gammas) > 0)
+    factors = _factor_tensor(
+        data[:, columns], np.asarray(kernels)[columns], np.asarray(additive_gammas)[columns]
     )
+    return columns, ADDITIVE_WEIGHT * factors
 
 
-def restored_features(
+def _candidates(kernels, gammas, median_gammas, evidence=None):
+    """The set-aside features :func:`additive_features` tries, in the order it tries them."""
+    with np.errstate(divide="ignore"):
+        widened = np.log(np.asarray(gammas) / median_gammas)
+    numeric = np.asarray(kernels) != "delta"
+    candidates = np.flatnonzero(numeric & (widened < -_SET_ASIDE))
+    if evidence is None:
+        return candidates[np.argsort(widened[candidates], kind="stable")]
+    evidence = np.asarray(evidence)
+    candidates = candidates[evidence[candidates] > 0]
+    return candidates[np.argsort(-evidence[candidates], kind="stable")[:_SET_ASIDE_TRIES]]
+
+
+def additive_features(
     data,
     kernels,
     gammas,
@@ -226,79 +290,55 @@ def restored_features(
     n_jobs=None,
     known_errors=None,
 ):
-    """The features whose median-heuristic parameter is put back in place of ``gammas``:
-    those the alignment set aside and the ridge predicts better with.
+    """The features that enter the ridge as terms of their own (:func:`additive_terms`):
+    those the alignment set aside that the ridge predicts better with.
 
-    The alignment can widen away a feature whose effect is not monotone (sin 3x beside
-    stronger monotone effects): its product kernel aligns better with y without it, though
-    a model would use it. Each feature widened more than e^3 below its median-heuristic
-    parameter, most widened first, gets that parameter back where it lowers the ridge's
-    leave-one-out error by more than 10%, on the rows given (about 400: one
-    eigendecomposition per candidate). On friedman1 and a planted design the one
-    non-monotone feature gains 36% to 60% and the noise features lose; on the selection
-    study's real data sets the gains are mostly below 10% (``python -m
-    benchmarks.selection`` ranked the 10% rule ahead of 1% and of no restoring).
+    The alignment widens away a feature whose effect is even (``|x|``, ``cos 2x``) beside
+    others: in a product kernel j's effect multiplies every pair's similarity by j's factor,
+    which makes the kernel more local in every other feature at once, and the alignment
+    finds the kernel aligns better with y without it. Put back into the product at its
+    median-heuristic parameter, such a feature lowers the ridge's leave-one-out error by
+    0.3% at the median on a planted design at n = 200 (``python -m
+    benchmarks.selection.set_aside_gains``); as a term of its own, 0.3 times its factor
+    added to the product kernel, by 9%, and it costs the other features nothing. So each
+    feature widened more than e^3 below its median-heuristic parameter, most widened first,
+    enters as a term where that lowers the error by more than 2%, on the rows given (about
+    400: one eigendecomposition per candidate), each against the kernel with the terms
+    taken before.
 
-    Categorical columns (``mismatch_factors``, see :func:`_factor_tensor`) are never
-    restored: their alignment has no median-heuristic counterpart.
+    Categorical columns (``mismatch_factors``, see :func:`_factor_tensor`) are never tried:
+    their alignment has no median-heuristic counterpart.
 
     With ``evidence`` (each feature's value in the ANOVA game, about 0 for a feature y
-    does not depend on), only the five candidates of largest positive evidence are tried:
-    the alignment widens the noise features too, and trying each costs an
-    eigendecomposition (on friedman1 with d = 20, 16 candidates, of which only x2 is
-    relevant; it has the largest evidence of them).
+    does not depend on), only the five candidates of largest positive evidence are tried,
+    largest first: the alignment widens the noise features too, and trying each costs an
+    eigendecomposition. Without it, every candidate is tried and the error must drop by
+    more than 10%.
 
-    With ``n_jobs``, four candidates per worker are tried at once against the same kernel
-    (one thread pool per batch; few are taken); after one is taken, the later ones of its
-    batch are tried again against the new kernel, so the answer is that of trying them one
-    by one, to the last bit. ``known_errors`` (from :func:`set_aside_errors` on the same
-    arguments) are leave-one-out errors computed before, which are not computed again.
+    With ``n_jobs`` the candidates are tried in batches, with the answer of trying them one
+    by one (:func:`_taken_in_turn`). ``known_errors`` (from :func:`set_aside_errors` on the
+    same arguments) are leave-one-out errors computed before, which are not computed again.
 
     Returns
     -------
     ndarray of bool of shape (n_features,)
     """
-    gammas = np.array(gammas, dtype=np.float64)
+    gammas = np.asarray(gammas, dtype=np.float64)
     median_gammas = np.asarray(median_gammas, dtype=np.float64)
-    candidates, widened = _set_aside(kernels, gammas, median_gammas)
-    restored = np.zeros(gammas.size, dtype=bool)
-    if evidence is not None:
-        evidence = np.asarray(evidence)
-        candidates = candidates[evidence[candidates] > 0]
-        candidates = candidates[np.argsort(-evidence[candidates], kind="stable")[:_RESTORE_TRIES]]
-    if candidates.size == 0:
-        return restored
-    known_errors = dict(known_errors or {})  # errors against the aligned kernel, by feature
+    order = _candidates(kernels, gammas, median_gammas, evidence)
+    additive = np.zeros(gammas.size, dtype=bool)
+    if order.size == 0:
+        return additive
     K = _joint_kernel(data, kernels, gammas, mismatch_factors)
-    error = known_errors.pop(None, None)
-    if error is None:
-        error = _leave_one_out(K, targets)[0]
-
-    def trial_error(j, K):
-        if j in known_errors:
-            return known_errors[j]
-        trial = _restore_trial(K, data, kernels, gammas, median_gammas, j)
-        return _leave_one_out(trial, targets)[0]
-
-    order = list(candidates[np.argsort(widened[candidates])])
-    workers = effective_n_jobs(n_jobs)
-    batch_size = 1 if workers == 1 else 4 * workers
-    while order:
-        batch = order[:batch_size]
-        work = sum(j not in known_errors for j in batch) * 4 * K.shape[0] ** 3  # eigh each
-        errors = run_tasks(partial(trial_error, K=K), batch, n_jobs, work=work)
-        for j, batch_error in zip(batch, list(errors)):
-            order.remove(j)
-            if batch_error < (1.0 - _RESTORE_GAIN) * error:
-                error, restored[j] = batch_error, True
-                K = _restore_trial(K, data, kernels, gammas, median_gammas, j)
-                known_errors = {}  # they were against the kernel before
-                break  # the rest of the batch was tried against the kernel before
-    return restored
+    trial = partial(_additive_trial, data=data, kernels=kernels, median_gammas=median_gammas)
+    gain = _ADDITIVE_GAIN if evidence is not None else _ADDITIVE_GAIN_UNVETTED
+    taken = _taken_in_turn(order, K, targets, trial, gain, n_jobs, known_errors)
+    additive[list(taken)] = True
+    return additive
 
 
 def set_aside_errors(pending, data, kernels, gammas, median_gammas, targets, mismatch_factors=None):
-    """The first leave-one-out errors :func:`restored_features` needs, computed while
+    """The first leave-one-out errors :func:`additive_features` needs, computed while
     ``pending()`` is True: the aligned kernel's (key None) and, most widened first, each
     set-aside feature's trial against it.
 
@@ -306,40 +346,24 @@ def set_aside_errors(pending, data, kernels, gammas, median_gammas, targets, mis
     the features tried (``evidence``); this is work for that wait, at most one trial of it
     wasted.
     """
-    gammas = np.array(gammas, dtype=np.float64)
     median_gammas = np.asarray(median_gammas, dtype=np.float64)
-    candidates, widened = _set_aside(kernels, gammas, median_gammas)
+    candidates = _candidates(kernels, gammas, median_gammas)
     errors = {}
     if candidates.size == 0 or not pending():
         return errors
     K = _joint_kernel(data, kernels, gammas, mismatch_factors)
     errors[None] = _leave_one_out(K, targets)[0]
-    for j in candidates[np.argsort(widened[candidates])]:
+    for j in candidates:
         if not pending():
             break
-        trial = _restore_trial(K, data, kernels, gammas, median_gammas, j)
-        errors[j] = _leave_one_out(trial, targets)[0]
+        errors[j] = _leave_one_out(_additive_trial(K, data, kernels, median_gammas, j), targets)[0]
     return errors
 
 
-def model_factors(data, kernels, gammas, mismatch_factors=None, n_jobs=None, built=None):
-    """The factor tensor :func:`ridge_fit` fits on: every pair of the rows, each feature's
-    factor (:func:`_factor_tensor`).
-
-    ``built``, a pair ``(gammas, factors)``: the tensor of the same rows and mismatch factors
-    at other parameters of some numeric columns (the aligned ones, built while the ANOVA game
-    ran beside, before :func:`restored_features` put some back), whose columns where the
-    parameters differ are computed again in place. Each entry is computed alone, so the
-    tensor is the one built whole, to the last bit.
-    """
-    if built is None:
-        return _factor_tensor(data, kernels, gammas, mismatch_factors, n_jobs)
-    built_gammas, factors = built
-    gammas = np.asarray(gammas, dtype=np.float64)
-    for j in np.flatnonzero(np.asarray(built_gammas) != gammas):
-        mismatch = None if mismatch_factors is None else np.asarray(mismatch_factors)[[j]]
-        factors[..., j] = _factor_tensor(data[:, [j]], [kernels[j]], gammas[[j]], mismatch)[..., 0]
-    return factors
+def model_factors(data, kernels, gammas, mismatch_factors=None):
+    """The factor tensor :func:`ridge_fit` fits on (:func:`_factor_tensor`), for a fit that
+    builds it early."""
+    return _factor_tensor(data, kernels, gammas, mismatch_factors)
 
 
 def ridge_fit(
@@ -350,17 +374,22 @@ def ridge_fit(
     mismatch_factors=None,
     n_jobs=None,
     after_factors=None,
-    built=None,
+    factors=None,
+    terms=None,
 ):
     """The kernel ridge regression :func:`model_values` explains: the factor tensor of the
     rows' pairs, the dual coefficients at the leave-one-out penalty, and the leave-one-out
-    R^2 (1 minus the mean squared error over the targets' variance). Parameters as there;
-    ``n_jobs`` threads share the factor tensor, and ``after_factors()`` is called after
-    it, before the eigendecomposition, which runs on one."""
-    factors = model_factors(data, kernels, gammas, mismatch_factors, n_jobs, built)
+    R^2 (1 minus the mean squared error over the targets' variance). Parameters as there,
+    ``terms`` the second of :func:`additive_terms`; ``n_jobs`` threads share the factor
+    tensor, and ``after_factors()`` is called after it, before the eigendecomposition,
+    which runs on one."""
+    if factors is None:
+        factors = _factor_tensor(data, kernels, gammas, mismatch_factors, n_jobs)
     if after_factors is not None:
         after_factors()
     K = np.prod(factors, axis=2)
+    if terms is not None:
+        K += terms.sum(axis=2)
     _warn_degenerate(K)
     weights, error = _ridge_weights(K, targets)
     return factors, weights, float(1.0 - error / np.var(targets, axis=0).mean())
@@ -388,9 +417,10 @@ def _warn_degenerate(K):
     )
 
 
-def explained_values(factors, weights, n_jobs=None):
+def explained_values(factors, weights, n_jobs=None, additive=None):
     """Mean absolute observational Shapley value of each feature in the fit of
-    :func:`ridge_fit` (its ``factors`` and ``weights``), summed over the outputs."""
+    :func:`ridge_fit` (its ``factors`` and ``weights``), summed over the outputs.
+    ``additive``: the pair :func:`additive_terms` returns, the fit's terms of one feature."""
     # A removed feature's factor is its mean over the rows: factors[a, i, j] for point i.
     removed = factors.mean(axis=0)
     values = interaction_values(
@@ -401,6 +431,11 @@ def explained_values(factors, weights, n_jobs=None):
         removed_factors=removed,
         n_jobs=n_jobs,
     )
+    if additive is not None:
+        # A term of feature j alone moves only j's value: its own part of the fit, less
+        # that part with the factor at its mean.
+        for j, term in zip(additive[0], np.moveaxis(additive[1], 2, 0)):
+            values[:, j] += (term - term.mean(axis=0)) @ weights
     return np.abs(values).sum(axis=-1).mean(axis=0)
 
 
@@ -412,7 +447,8 @@ def model_values(
     mismatch_factors=None,
     n_jobs=None,
     after_factors=None,
-    built=None,
+    factors=None,
+    additive_gammas=None,
 ):
     """Mean absolute observational Shapley value of each feature in a kernel ridge fit.
 
@@ -432,15 +468,29 @@ def model_values(
     after_factors : callable, default=None
         Called once the factor tensor is built (to start work beside the
         eigendecomposition, which runs on one thread).
-    built : tuple, default=None
-        ``(gammas, factors)``: the factor tensor at other parameters of some numeric
-        columns, completed in place (see :func:`model_factors`).
+    factors : ndarray of shape (n_rows, n_rows, n_features), default=None
+        The factor tensor of these rows and parameters (:func:`_factor_tensor`), built
+        before (while the ANOVA game runs beside).
+    additive_gammas : ndarray of shape (n_features,), default=None
+        The kernel parameter of each feature's additive term (:func:`additive_terms`), 0
+        for none.
 
     Returns
     -------
     ndarray of shape (n_features,)
     """
+    additive = None
+    if additive_gammas is not None and np.any(additive_gammas):
+        additive = additive_terms(data, kernels, additive_gammas)
     factors, weights, _ = ridge_fit(
-        data, kernels, gammas, targets, mismatch_factors, n_jobs, after_factors, built
+        data,
+        kernels,
+        gammas,
+        targets,
+        mismatch_factors,
+        n_jobs,
+        after_factors,
+        factors,
+        None if additive is None else additive[1],
     )
-    return explained_values(factors, weights, n_jobs)
+    return explained_values(factors, weights, n_jobs, additive)

@@ -37,12 +37,12 @@ from ._questions import question_of
 from ._ridge_game import (
     MIN_MODEL_SAMPLES,
     MODEL_GAMES,
+    additive_features,
+    check_rows,
     dropped_categories,
     model_factors,
     model_rows,
     model_values,
-    restore_rows,
-    restored_features,
     set_aside_errors,
 )
 from ._scheduling import beside, progress_printer
@@ -346,7 +346,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             column_names=getattr(self, "feature_names_in_", None),
         )
         model_game = self.value_function_ in MODEL_GAMES
-        # The model game's chain (alignment, restore, ridge) is sequential; with n_jobs the
+        # The model game's chain (alignment, additive terms, ridge) is sequential; with n_jobs the
         # ANOVA game's values and the statistic alone are computed beside it.
         evidence, free_workers = None, self.n_jobs
         if self.value_function_ == "model+anova":
@@ -357,14 +357,14 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         aligned = self._prepare_features(
             features, target, self.value_function_, memory, alignment_jobs=free_workers
         )
-        built = None
+        factors = None
         aligning = resolve_bandwidth_rule(self.bandwidth, self.value_function_) == "alignment"
         if model_game and aligning:
             if evidence is not None and evidence.pending():
-                # The restore waits for the ANOVA game beside; the model's factors at the
-                # aligned bandwidths are built meanwhile (restoring changes a few columns).
-                built = self._model_factors(aligned)
-            aligned = self._restored(features, aligned, target, memory, evidence)
+                # The additive terms wait for the ANOVA game beside; the model's factors
+                # are built meanwhile.
+                factors = self._model_factors(aligned)
+            aligned = self._with_terms(features, aligned, target, memory, evidence)
         features = aligned
         n_permutations = question.permutation_count(self, int((~features.constant).sum()))
         attribute = memory.cache(_pairgame.attribute, ignore=["n_jobs", "progress"])
@@ -395,7 +395,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         else:
             attribution = partial(statistic, n_jobs=self.n_jobs)
         if model_game:
-            values = self._model_values(features, target, memory, start_statistic, built)
+            values = self._model_values(features, target, memory, start_statistic, factors)
             if evidence is not None:
                 values = self._model_anova_values(values, evidence())
             attribution = replace(attribution(), values=values)
@@ -471,7 +471,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             aligned = features
         if game not in MODEL_GAMES:
             return aligned
-        rows = restore_rows(shape[0], self._random_state)
+        rows = check_rows(shape[0], self._random_state)
         mismatch_factors = memory.cache(dropped_categories)(
             features.data[rows],
             features.kernels,
@@ -481,14 +481,14 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         )
         return replace(aligned, mismatch_factors=mismatch_factors)
 
-    def _restored(self, features, aligned, target, memory, evidence=None):
+    def _with_terms(self, features, aligned, target, memory, evidence=None):
         """``aligned`` (from :meth:`_prepare_features` in the model game, aligned) with the
-        features the alignment set aside put back at their bandwidths in ``features``
-        where the ridge predicts better with them. ``evidence``: a function returning the
-        ANOVA game's values, which choose the features tried (see
-        :func:`restored_features`)."""
-        rows = restore_rows(features.data.shape[0], self._random_state)
-        restore_arguments = (
+        features the alignment set aside that the ridge predicts better with as terms of
+        their own (``additive_gammas``, at their parameters in ``features``). ``evidence``: a
+        function returning the ANOVA game's values, which choose the features tried (see
+        :func:`additive_features`)."""
+        rows = check_rows(features.data.shape[0], self._random_state)
+        arguments = (
             features.data[rows],
             features.kernels,
             aligned.gammas[0],
@@ -499,29 +499,28 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         # While the ANOVA game is computed beside, the trials it will choose from start.
         known_errors = {}
         if evidence is not None and evidence.pending():
-            known_errors = set_aside_errors(evidence.pending, *restore_arguments)
-        restored = memory.cache(restored_features, ignore=["n_jobs", "known_errors"])(
-            *restore_arguments,
+            known_errors = set_aside_errors(evidence.pending, *arguments)
+        additive = memory.cache(additive_features, ignore=["n_jobs", "known_errors"])(
+            *arguments,
             evidence=None if evidence is None else evidence(),
             n_jobs=self.n_jobs,
             known_errors=known_errors,
         )
-        return with_bandwidths(aligned, np.where(restored, features.bandwidths, aligned.bandwidths))
+        return replace(aligned, additive_gammas=np.where(additive, features.gammas[0], 0.0))
 
     def _model_factors(self, features):
-        """The model game's factor tensor at ``features``' bandwidths, as
-        :meth:`_model_values` completes it (``built``)."""
+        """The model game's factor tensor at ``features``' bandwidths (for
+        :meth:`_model_values`)."""
         rows = model_rows(*features.data.shape, self._random_state)
-        factors = model_factors(
+        return model_factors(
             features.data[rows], features.kernels, features.gammas[0], features.mismatch_factors
         )
-        return features.gammas[0], factors
 
-    def _model_values(self, features, target, memory, after_factors=None, built=None):
-        """The model game's values (see _ridge_game.py); ``after_factors`` and ``built`` (from
-        :meth:`_model_factors`) as there."""
+    def _model_values(self, features, target, memory, after_factors=None, factors=None):
+        """The model game's values (see _ridge_game.py); ``after_factors`` and ``factors``
+        (from :meth:`_model_factors`) as there."""
         rows = model_rows(*features.data.shape, self._random_state)
-        return memory.cache(model_values, ignore=["n_jobs", "after_factors", "built"])(
+        return memory.cache(model_values, ignore=["n_jobs", "after_factors", "factors"])(
             features.data[rows],
             features.kernels,
             features.gammas[0],
@@ -529,7 +528,8 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             features.mismatch_factors,
             n_jobs=self.n_jobs,
             after_factors=after_factors,
-            built=built,
+            factors=factors,
+            additive_gammas=features.additive_gammas,
         )
 
     def _model_anova_values(self, model_values, anova_values):

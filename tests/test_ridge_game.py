@@ -12,14 +12,17 @@ from pkex_select import HSICShapleySelector, MMDShapleyAttributor, ProductKernel
 from pkex_select._plan import subsample_rows
 from pkex_select._ridge_game import (
     _PENALTIES,
+    ADDITIVE_WEIGHT,
     _factor_tensor,
     _joint_kernel,
+    _leave_one_out,
     _ridge_weights,
+    additive_features,
+    additive_terms,
     dropped_categories,
     model_factors,
     model_rows,
     model_values,
-    restored_features,
     ridge_targets,
     set_aside_errors,
 )
@@ -96,6 +99,75 @@ def test_values_are_the_enumerated_mean_absolute_shapley_values(kernels, mismatc
     )
 
 
+def test_additive_terms_give_the_enumerated_mean_absolute_shapley_values():
+    """With terms of their own for x1 and x3 the ridge fits K = prod + sum of terms; each
+    row's game adds, for a term in the coalition, its own part of the fit and, for one
+    outside it, that part at the term's mean over the rows."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(20, 4))
+    X[:, 2] = rng.integers(0, 3, 20)
+    kernels = ["rbf", "laplacian", "delta", "cauchy"]
+    targets = ridge_targets(np.c_[X[:, 0] + np.abs(X[:, 1]), np.cos(2 * X[:, 3])], kernels[:1] * 2)
+    gammas = np.array([0.7, 0.01, 1.0, 0.5])
+    additive_gammas = np.array([0.0, 0.8, 0.0, 0.4])
+    columns, terms = additive_terms(X, kernels, additive_gammas)
+    assert columns.tolist() == [1, 3]
+    factors = _factor_tensor(X, kernels, gammas)
+    weights = _ridge_weights(np.prod(factors, axis=2) + terms.sum(axis=2), targets)[0]
+    removed = factors.mean(axis=0)
+    masks = np.arange(16)
+    phi = []
+    for row in range(20):
+        for output in weights.T:
+            values = general_coalition_values(factors[row], removed, output)
+            for j, term in zip(columns, np.moveaxis(terms, 2, 0)):
+                own, at_mean = term[row] @ output, term.mean(axis=0) @ output
+                values = values + np.where((masks >> j) & 1, own, at_mean)
+            phi.append(shapley_from_coalition_values(values, 4))
+    expected = np.abs(np.reshape(phi, (20, 2, 4))).sum(axis=1).mean(axis=0)
+    np.testing.assert_allclose(
+        model_values(X, kernels, gammas, targets, additive_gammas=additive_gammas),
+        expected,
+        rtol=1e-12,
+    )
+
+
+def _additive_design(seed=2):
+    """x0 and x1 linear, |x2| and cos(2 x3), four noise columns; all but x0 and x1 set aside."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(300, 8))
+    y = X[:, 0] + X[:, 1] + np.abs(X[:, 2]) + np.cos(2 * X[:, 3]) + 0.5 * rng.normal(size=300)
+    targets = ridge_targets(((y - y.mean()) / y.std())[:, None], ["rbf"])
+    aligned = np.r_[0.05, 0.05, np.full(6, 0.5 * np.exp(-6.0))]
+    return X, ["rbf"] * 8, aligned, np.full(8, 0.5), targets
+
+
+def _additive_trial_gain(X, kernels, aligned, median, targets, j):
+    K = _joint_kernel(X, kernels, aligned)
+    trial = K + ADDITIVE_WEIGHT * _factor_tensor(X[:, [j]], [kernels[j]], median[[j]])[..., 0]
+    K_in_product = K * _factor_tensor(X[:, [j]], [kernels[j]], median[[j]])[..., 0]
+    error = _leave_one_out(K, targets)[0]
+    return 1 - _leave_one_out(trial, targets)[0] / error, 1 - _leave_one_out(K_in_product, targets)[
+        0
+    ] / error
+
+
+def test_even_effects_enter_as_terms_where_the_product_would_not_take_them_and_noise_does_not():
+    """|x2| and cos(2 x3) multiplied into the kernel of x0 and x1 make it more local in both:
+    in the product |x2| gains nothing; as a term of its own 5%, cos(2 x3) more, and the noise
+    loses."""
+    X, kernels, aligned, median, targets = _additive_design()
+    as_term, in_product = _additive_trial_gain(X, kernels, aligned, median, targets, 2)
+    assert in_product < 0.0 < 0.02 < as_term
+    evidence = np.ones(8)  # the ANOVA game's: the five first candidates are tried, at 2%
+    additive = additive_features(X, kernels, aligned, median, targets, evidence=evidence)
+    assert additive.tolist() == [j in (2, 3) for j in range(8)]
+    # Without it every candidate is tried, at 10%: |x2| (5%) stays out.
+    unvetted = additive_features(X, kernels, aligned, median, targets)
+    assert unvetted.tolist() == [j == 3 for j in range(8)]
+    assert not additive_features(X, kernels, median, median, targets).any()  # none set aside
+
+
 def test_a_categorical_factor_is_one_where_values_agree_and_its_mismatch_factor_elsewhere():
     codes = np.array([[0.0], [1.0], [0.0], [2.0]])
     factors = _factor_tensor(codes, ["delta"], np.ones(1), [0.25])[..., 0]
@@ -162,28 +234,23 @@ def test_values_match_the_explainer_of_the_same_kernel_ridge():
     assert calls == [1]
 
 
-def test_a_tensor_built_at_other_parameters_is_completed_to_the_last_bit():
+def test_a_tensor_built_before_gives_the_same_values():
     rng = np.random.default_rng(3)
     X = np.column_stack([rng.normal(size=(60, 3)), rng.integers(0, 3, 60)])
     kernels = ["rbf", "laplacian", "rbf", "delta"]
     gammas = np.array([0.3, 0.5, 0.2, 1.0])
     mismatch = np.array([0.0, 0.0, 0.0, 0.4])
     targets = ridge_targets((np.abs(X[:, 0]) + X[:, 3])[:, None], ["rbf"])
-    # Built while features 0 and 2 were still widened away, as before a restore.
-    widened = gammas * np.array([1e-4, 1.0, 1e-5, 1.0])
-    built = (widened, model_factors(X, kernels, widened, mismatch))
-    completed = model_factors(X, kernels, gammas, mismatch, built=built)
-    np.testing.assert_array_equal(completed, model_factors(X, kernels, gammas, mismatch))
-    built = (widened, model_factors(X, kernels, widened, mismatch))
+    factors = model_factors(X, kernels, gammas, mismatch)
     np.testing.assert_array_equal(
-        model_values(X, kernels, gammas, targets, mismatch, built=built),
+        model_values(X, kernels, gammas, targets, mismatch, factors=factors),
         model_values(X, kernels, gammas, targets, mismatch),
     )
 
 
 def test_a_fit_with_the_anova_game_beside_gives_the_values_of_one_without():
-    # With two workers the model's factors are built while the ANOVA game runs, then
-    # completed where the restore put a bandwidth back (x2, widened away by the alignment).
+    # With two workers the model's factors are built while the ANOVA game runs, and the
+    # additive terms' trials start while it runs.
     X, y = make_friedman1(1500, 20, noise=1.0, random_state=0)
     one = HSICShapleySelector(n_features_to_select=5, random_state=0).fit(X, y)
     two = HSICShapleySelector(n_features_to_select=5, random_state=0, n_jobs=2).fit(X, y)
@@ -278,20 +345,20 @@ def test_the_model_game_refuses_tests(option):
         HSICShapleySelector(value_function="model", **option).fit(X, y)
 
 
-def test_a_set_aside_feature_the_ridge_needs_is_restored_and_noise_is_not():
+def test_a_set_aside_feature_the_ridge_needs_enters_as_a_term_and_noise_does_not():
     rng = np.random.default_rng(5)
     X = rng.normal(size=(400, 8))
     y = X[:, 0] + np.sin(3 * X[:, 1]) + 0.3 * rng.normal(size=400)
     targets = ridge_targets(((y - y.mean()) / y.std())[:, None], ["rbf"])
     median = np.full(8, 0.5)
     aligned = np.r_[0.3, np.full(7, 0.5 * np.exp(-6.0))]  # all but x0 set aside
-    restored = restored_features(X, ["rbf"] * 8, aligned, median, targets)
-    assert restored.tolist() == [False, True] + [False] * 6
-    nothing_set_aside = restored_features(X, ["rbf"] * 8, median, median, targets)
+    taken = additive_features(X, ["rbf"] * 8, aligned, median, targets)
+    assert taken.tolist() == [False, True] + [False] * 6
+    nothing_set_aside = additive_features(X, ["rbf"] * 8, median, median, targets)
     assert not nothing_set_aside.any()
 
 
-def test_only_the_five_candidates_of_most_evidence_are_tried_for_restoring():
+def test_only_the_five_candidates_of_most_evidence_are_tried():
     """With the ANOVA game's values, a set-aside feature without positive evidence, or
     outside the five of most evidence, is not tried, even one the ridge would take; the
     others are decided as without evidence."""
@@ -301,39 +368,39 @@ def test_only_the_five_candidates_of_most_evidence_are_tried_for_restoring():
     targets = ridge_targets(((y - y.mean()) / y.std())[:, None], ["rbf"])
     median = np.full(8, 0.5)
     aligned = np.r_[0.3, 0.5 * np.exp(-np.linspace(4.0, 8.0, 7))]
-    every = restored_features(X, ["rbf"] * 8, aligned, median, targets)
+    every = additive_features(X, ["rbf"] * 8, aligned, median, targets)
     assert every.tolist() == [False, True, True, False, False, True, False, False]
 
-    def restored_with(evidence):
-        return restored_features(X, ["rbf"] * 8, aligned, median, targets, evidence=evidence)
+    def additive_with(evidence):
+        return additive_features(X, ["rbf"] * 8, aligned, median, targets, evidence=evidence)
 
-    np.testing.assert_array_equal(restored_with(np.ones(8)), every)
-    no_evidence_for_x5 = restored_with(np.array([9.0, 3, 2, 1, 1, 0, 1, 1]))
+    np.testing.assert_array_equal(additive_with(np.ones(8)), every)
+    no_evidence_for_x5 = additive_with(np.array([9.0, 3, 2, 1, 1, 0, 1, 1]))
     assert no_evidence_for_x5.tolist() == [False, True, True] + [False] * 5
     # x5 sixth of the seven candidates by evidence (x0 is not one: it is not set aside).
-    assert not restored_with(np.array([0.0, 7, 6, 5, 4, 2, 3, 1]))[5]
-    assert restored_with(np.array([0.0, 7, 6, 5, 4, 3, 2, 1]))[5]
+    assert not additive_with(np.array([0.0, 7, 6, 5, 4, 2, 3, 1]))[5]
+    assert additive_with(np.array([0.0, 7, 6, 5, 4, 3, 2, 1]))[5]
 
 
 @pytest.mark.parametrize("n_jobs", [2, 3])
-def test_restoring_in_batches_answers_as_one_by_one(n_jobs):
+def test_trials_in_batches_answer_as_one_by_one(n_jobs):
     """Candidates tried n_jobs at a time: after one is taken, the rest of its batch is tried
-    again against the new kernel, so several restored features come out as in order."""
+    again against the new kernel, so several terms come out as in order."""
     rng = np.random.default_rng(8)
     X = rng.normal(size=(300, 8))
     y = X[:, 0] + np.sin(3 * X[:, 1]) + np.cos(2 * X[:, 2]) + np.sin(3 * X[:, 5])
     targets = ridge_targets(((y - y.mean()) / y.std())[:, None], ["rbf"])
     median = np.full(8, 0.5)
     aligned = np.r_[0.3, 0.5 * np.exp(-np.linspace(4.0, 8.0, 7))]  # all but x0 set aside
-    one_by_one = restored_features(X, ["rbf"] * 8, aligned, median, targets)
+    one_by_one = additive_features(X, ["rbf"] * 8, aligned, median, targets)
     assert one_by_one[[1, 2, 5]].all() and not one_by_one[[0, 3, 4, 6, 7]].any()
-    batched = restored_features(X, ["rbf"] * 8, aligned, median, targets, n_jobs=n_jobs)
+    batched = additive_features(X, ["rbf"] * 8, aligned, median, targets, n_jobs=n_jobs)
     np.testing.assert_array_equal(batched, one_by_one)
 
 
-def test_errors_computed_while_waiting_give_the_same_restore_and_are_not_computed_again():
+def test_errors_computed_while_waiting_give_the_same_terms_and_are_not_computed_again():
     """set_aside_errors (the wait for the ANOVA game) computes the aligned kernel's error
-    and the set-aside trials most widened first while pending() holds; restored_features
+    and the set-aside trials most widened first while pending() holds; additive_features
     takes them as given, so the answer is the one computed without them."""
     rng = np.random.default_rng(8)
     X = rng.normal(size=(300, 8))
@@ -348,17 +415,17 @@ def test_errors_computed_while_waiting_give_the_same_restore_and_are_not_compute
     waits = iter([True, True, True, False])
     assert list(set_aside_errors(lambda: next(waits), *arguments)) == [None, 7, 6]
     for evidence in (None, np.ones(8), np.array([0.0, 7, 6, 5, 4, 3, 2, 1])):
-        alone = restored_features(*arguments, evidence=evidence)
+        alone = additive_features(*arguments, evidence=evidence)
         for n_jobs in (None, 2):
-            with_known = restored_features(
+            with_known = additive_features(
                 *arguments, evidence=evidence, n_jobs=n_jobs, known_errors=every
             )
             np.testing.assert_array_equal(with_known, alone)
-    # Known errors are used as they are: a made-up gain restores x3, which the ridge refuses.
+    # Known errors are used as they are: a made-up gain takes x3, which the ridge refuses.
     only_x3 = np.eye(8)[3]
-    assert not restored_features(*arguments, evidence=only_x3).any()
+    assert not additive_features(*arguments, evidence=only_x3).any()
     made_up = {None: 1.0, 3: 0.5}
-    assert restored_features(*arguments, evidence=only_x3, known_errors=made_up).tolist() == [
+    assert additive_features(*arguments, evidence=only_x3, known_errors=made_up).tolist() == [
         j == 3 for j in range(8)
     ]
 
