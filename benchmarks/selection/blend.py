@@ -19,6 +19,10 @@ with it in place of the default's sum (``python -m benchmarks.selection --panel 
 --recompute default``, results in ``results/rules.md``) ranks it below the sum on the
 tuning half at both fractions, since a redundant copy of a feature the model uses then
 ranks with it.
+
+``results/blend.md`` was measured with the default before a set-aside feature entered the
+ridge as a term of its own (12-05); its default and ``max(model, anova)`` rows are those
+of that default.
 """
 
 import argparse
