@@ -48,8 +48,8 @@ def _difference(values):
 
 def _prepared(selector, columns, target, game):
     """The columns at their bandwidth rule's bandwidths, and ready for ``game``: aligned
-    with y where the rule says so, as the selector prepares its own features (no additive
-    terms: they are a choice by column, which would break the swap of X_j and X~_j)."""
+    with y where the rule says so, as the selector prepares its own features, without the
+    set-aside features' terms (see HSICShapleySelector's ``value_function``)."""
     numeric = np.zeros(columns.shape[1], dtype=bool)
     memory = check_memory(None)
     features = selector._base_features(columns, numeric, game, memory)

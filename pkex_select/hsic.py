@@ -290,9 +290,11 @@ class HSICShapleySelector(ShapleySelectorBase):
           feature the model does not use gets about 0 and no value is negative; the ANOVA
           game's shares, added at weight 0.3, then rank a feature y depends on (an even
           effect, a redundant copy) above those it does not, while the features the model
-          uses keep their order. A feature the alignment set aside gets its median-heuristic
-          bandwidth back where the ridge then predicts better by more than 10% (an effect
-          that is not monotone, such as sin 3x, beside stronger ones). A categorical
+          uses keep their order. A feature the alignment set aside (an even effect such
+          as ``|x|`` or ``cos 2x`` beside others) enters the ridge as a term of its own,
+          0.3 times its factor at the median-heuristic bandwidth added to the product
+          kernel, where the ridge then predicts better by more than 2% (five candidates,
+          chosen by the ANOVA game; every one, for 10%, in "model"). A categorical
           column's factor on pairs whose labels differ is aligned too, and a column the
           ridge predicts as well without gets 0 (an identifier does not take the credit).
           The model is fitted and explained on up to 1000 rows; ``hsic_`` is still the HSIC
@@ -302,8 +304,9 @@ class HSICShapleySelector(ShapleySelectorBase):
           (``1 + K~_j``), a removed feature's factor is 1, and only pairs of distinct
           samples count; a feature y does not depend on gets a value near 0 and one it
           depends on a positive share and a small p-value, even beside a dominant feature.
-        - Knockoffs (``fdr``) use "model", on the 2d columns [X, X~] (no bandwidth is
-          put back: on 120 data sets that changed no selection and doubled the cost), up to
+        - Knockoffs (``fdr``) use "model", on the 2d columns [X, X~] (without the terms of
+          set-aside features: not measured there; the product restore they replaced
+          changed no selection on 120 data sets and doubled the cost), up to
           50 features (the ANOVA game beyond). Where a lasso on the same columns explains
           at least 90% of the variance that the model's kernel ridge explains (a linear
           response), the statistic is the lasso's ``|b_j| - |b_j~|`` instead, which has
@@ -317,8 +320,8 @@ class HSICShapleySelector(ShapleySelectorBase):
         "model+anova": each feature's share of the model game's values plus 0.3 times its
         share of the ANOVA game's (median-heuristic bandwidths, one scale, on the model's
         rows), scaled to add up to 1. "model": the model game's values alone, which can
-        leave an even effect the alignment widens away or a redundant copy the ridge leaves
-        out at about 0, below features y does not depend on.
+        leave a redundant copy the ridge leaves out at about 0, below features y does not
+        depend on.
 
         "observational": a removed feature's Gram matrix becomes its mean over the entries
         the estimator uses, as in the published authors' current code. The selection
