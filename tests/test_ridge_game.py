@@ -142,14 +142,16 @@ def _additive_design(seed=2):
     return X, ["rbf"] * 8, aligned, np.full(8, 0.5), targets
 
 
-def _additive_trial_gain(X, kernels, aligned, median, targets, j):
+def _gains_as_term_and_in_product(X, kernels, aligned, median, targets, j):
+    """Feature j's leave-one-out gains: as a term added to the aligned kernel, and with its
+    factor multiplied into it."""
     K = _joint_kernel(X, kernels, aligned)
-    trial = K + ADDITIVE_WEIGHT * _factor_tensor(X[:, [j]], [kernels[j]], median[[j]])[..., 0]
-    K_in_product = K * _factor_tensor(X[:, [j]], [kernels[j]], median[[j]])[..., 0]
+    factor = _factor_tensor(X[:, [j]], [kernels[j]], median[[j]])[..., 0]
     error = _leave_one_out(K, targets)[0]
-    return 1 - _leave_one_out(trial, targets)[0] / error, 1 - _leave_one_out(K_in_product, targets)[
-        0
-    ] / error
+    return [
+        1 - _leave_one_out(trial, targets)[0] / error
+        for trial in (K + ADDITIVE_WEIGHT * factor, K * factor)
+    ]
 
 
 def test_even_effects_enter_as_terms_where_the_product_would_not_take_them_and_noise_does_not():
@@ -157,7 +159,7 @@ def test_even_effects_enter_as_terms_where_the_product_would_not_take_them_and_n
     in the product |x2| gains nothing; as a term of its own 5%, cos(2 x3) more, and the noise
     loses."""
     X, kernels, aligned, median, targets = _additive_design()
-    as_term, in_product = _additive_trial_gain(X, kernels, aligned, median, targets, 2)
+    as_term, in_product = _gains_as_term_and_in_product(X, kernels, aligned, median, targets, 2)
     assert in_product < 0.0 < 0.02 < as_term
     evidence = np.ones(8)  # the ANOVA game's: the five first candidates are tried, at 2%
     additive = additive_features(X, kernels, aligned, median, targets, evidence=evidence)
