@@ -16,6 +16,10 @@ cannot be imported.
 - :func:`series_integrals_numpy` / ``series_integrals_numba``: the series form for factors
   near 1 (``R`` = 1 only), ``I_j = sum_r u_j^r M_r`` with moments ``M_r`` of the full
   product: O((m + R) d) per pair in register-bound loops.
+- :func:`feature_products_numpy` / ``feature_products_numba``: the product over the last
+  axis (the features) of a contiguous array, the joint kernel of each pair from its factors;
+  NumPy's reduction along a short contiguous axis takes 6x as long (29 ms against 5 ms for
+  1000 x 1000 pairs at d = 20).
 - :func:`deviations_numpy` / ``deviations_numba``: one pass for what the plan needs, each
   pair's ``S = sum_j |Z_pj - R_pj|``, the largest ``|Z_pj - R_pj|`` and whether some factor
   exceeds its removed factor.
@@ -30,6 +34,9 @@ __all__ = [
     "NUMBA",
     "deviations_numba",
     "deviations_numpy",
+    "feature_products",
+    "feature_products_numba",
+    "feature_products_numpy",
     "loo_integrals_numba",
     "loo_integrals_numpy",
     "series_integrals_numba",
@@ -76,6 +83,19 @@ def series_integrals_numpy(Z, nodes, node_weights, n_terms):
         integrals *= u
         integrals += moments[:, r : r + 1]
     return integrals
+
+
+def feature_products_numpy(Z):
+    """``np.prod(Z, axis=-1)``."""
+    return np.prod(Z, axis=-1)
+
+
+def feature_products(Z):
+    """The product over the last axis of ``Z``: compiled for a C-contiguous float64 array,
+    :func:`feature_products_numpy` otherwise (or without numba)."""
+    if NUMBA and Z.dtype == np.float64 and Z.flags.c_contiguous and Z.ndim > 0 and Z.size > 0:
+        return feature_products_numba(Z.reshape(-1, Z.shape[-1])).reshape(Z.shape[:-1])
+    return feature_products_numpy(Z)
 
 
 def deviations_numpy(Z, removed):
@@ -175,6 +195,17 @@ def _series_integrals_kernel(Z, nodes, node_weights, n_terms):
     return integrals
 
 
+def _feature_products_kernel(Z):
+    """Compiled twin of :func:`feature_products_numpy` for a 2-D array."""
+    products = np.empty(Z.shape[0])
+    for p in range(Z.shape[0]):
+        product = 1.0
+        for j in range(Z.shape[1]):
+            product *= Z[p, j]
+        products[p] = product
+    return products
+
+
 def _deviations_kernel(Z, removed):
     """Compiled twin of :func:`deviations_numpy`: one pass, no temporaries."""
     result = np.empty(Z.shape[0])
@@ -247,8 +278,10 @@ except ImportError:  # pragma: no cover - numba is a core dependency
     )
     NUMBA = False
     loo_integrals_numba = series_integrals_numba = deviations_numba = None
+    feature_products_numba = None
 else:
     NUMBA = True
     loo_integrals_numba = compile_kernel(_loo_integrals_kernel)
     series_integrals_numba = compile_kernel(_series_integrals_kernel)
     deviations_numba = compile_kernel(_deviations_kernel)
+    feature_products_numba = compile_kernel(_feature_products_kernel)

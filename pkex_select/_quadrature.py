@@ -7,8 +7,8 @@ proven here, and how many terms the series form needs; it computes no integral i
 (:mod:`._integrals` does, by the rule chosen in :mod:`._engine`).
 
 With ``u_i = r_i - z_i`` and the *deviation* ``S = sum_i |u_i|`` of a pair, the integrand is
-``prod_i (r_i - t u_i)``, a polynomial whose coefficient of ``t^q`` is at most ``S^q / q!``
-in magnitude when every ``|r_i| <= 1``.
+``prod_i (r_i - t u_i)``, a polynomial whose coefficient of ``t^q`` is at most
+``C(n, q) (S / n)^q <= S^q / q!`` in magnitude (n factors) when every ``|r_i| <= 1``.
 """
 
 import math
@@ -89,35 +89,96 @@ def log_error_bound(deviation, first_missed):
     return np.where(ratio < 1, bound, np.inf)
 
 
+# Powers whose rule error _log_rule_error_bound bounds one by one; beyond them, as a whole.
+_EXPLICIT_POWERS = 64
+
+
+def _log_rule_error_bound(deviation, n_nodes, n_factors):
+    """log of a bound on the error of the ``n_nodes``-node Gauss rule on
+    ``integral_0^1 prod_{i < n_factors} (r_i - t u_i) dt`` with ``sum_i |u_i| <= S`` and
+    every ``|r_i| <= 1`` (broadcast over ``deviation`` = S and ``n_nodes``).
+
+    The coefficient of ``t^q`` is at most ``e_q(|u|) <= C(n, q) (S / n)^q`` (Maclaurin's
+    inequality, n = ``n_factors``), which is ``S^q / q!`` times ``prod_{i < q} (1 - i / n)``,
+    and 0 beyond q = n. The m-node rule integrates every power below 2m exactly and misses
+    ``t^q`` by ``f^(2m)(xi) (m!)^4 / ((2m + 1) ((2m)!)^3)`` with ``f^(2m) <= q! / (q - 2m)!``
+    (the Gauss-Legendre remainder on [0, 1]), so by at most ``C(q, 2m) (m!)^4 / ((2m + 1)
+    ((2m)!)^2)``, and by at most 1 (the integral and the rule of t^q both lie in [0, 1]).
+    Each power up to 2m + ``_EXPLICIT_POWERS`` is bounded so; the rest by
+    :func:`log_error_bound`.
+    """
+    m = np.asarray(n_nodes, dtype=np.float64)[..., None]
+    first = 2.0 * m
+    powers = first + np.arange(_EXPLICIT_POWERS)
+    n = float(max(n_factors, 1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_s = np.log(np.asarray(deviation, dtype=np.float64))[..., None]
+        coefficients = (
+            gammaln(n + 1)
+            - gammaln(powers + 1)
+            - gammaln(np.maximum(n - powers, 0) + 1)
+            + powers * (log_s - np.log(n))
+        )
+        misses = np.minimum(
+            0.0,
+            gammaln(powers + 1)
+            - gammaln(first + 1)
+            - gammaln(powers - first + 1)
+            + 4 * gammaln(m + 1)
+            - np.log(first + 1)
+            - 2 * gammaln(first + 1),
+        )
+        terms = np.where(powers <= n_factors, coefficients + misses, -np.inf)
+        explicit = np.logaddexp.reduce(terms, axis=-1)
+        rest = first[..., 0] + _EXPLICIT_POWERS
+        tail = np.where(rest <= n_factors, log_error_bound(np.exp(log_s[..., 0]), rest), -np.inf)
+    return np.logaddexp(explicit, tail)
+
+
 @lru_cache(maxsize=32)
-def _largest_deviations(max_nodes, tol, weight_degree=0):
-    """For m = 1, ..., max_nodes: the largest S for which m nodes are proven within tol.
+def _largest_deviations(max_nodes, tol, weight_degree=0, n_factors=None):
+    """For m = 1, ..., max_nodes: the largest S for which m nodes are proven within tol
+    (by :func:`_log_rule_error_bound` for ``n_factors`` factors and no weight, else by
+    :func:`log_error_bound`).
 
     The bound increases with S, so bisection on log S finds it; the values increase with m.
     """
     n_nodes = np.arange(1, max_nodes + 1, dtype=np.float64)
     first_missed = np.maximum(2 * n_nodes - weight_degree, 1)
-    low, high = np.full(max_nodes, -745.0), np.log(first_missed + 1)
+    if weight_degree == 0 and n_factors is not None:
+        low, high = np.full(max_nodes, -745.0), np.full(max_nodes, 700.0)  # S up to e^700
+
+        def within(log_s):
+            return _log_rule_error_bound(np.exp(log_s), n_nodes, n_factors) <= np.log(tol)
+
+    else:
+        low, high = np.full(max_nodes, -745.0), np.log(first_missed + 1)
+
+        def within(log_s):
+            return log_error_bound(np.exp(log_s), first_missed) <= np.log(tol)
+
     for _ in range(80):
         middle = (low + high) / 2
-        within = log_error_bound(np.exp(middle), first_missed) <= np.log(tol)
-        low, high = np.where(within, middle, low), np.where(within, high, middle)
+        inside = within(middle)
+        low, high = np.where(inside, middle, low), np.where(inside, high, middle)
     return np.exp(low)
 
 
 def node_counts(deviations, n_features, tol=DEFAULT_TOL, weight_degree=0):
     """Quadrature nodes each pair needs: the fewest whose error bound is at most ``tol``.
 
-    With ``u_i = 1 - z_i`` the integrand is ``prod_i (1 - t u_i) = sum_q (-1)^q e_q(u) t^q``.
-    An m-node Gauss rule integrates every power below 2m exactly and misses each higher
-    power by at most 1 (the integral and the rule of t^q both lie in [0, 1]), and
-    ``|e_q(u)| <= S^q / q!`` with ``S = sum_i |u_i|``, so the error of each integral is at
-    most ``sum_{q >= 2m} S^q / q! <= S^{2m} / (2m)! / (1 - S / (2m + 1))``. This holds for
-    any real factors, and with factors ``(1 - t) r_i + t z_i`` and ``S = sum_i |z_i - r_i|``
-    for removed factors |r_i| <= 1. The count is capped at ceil(d / 2), where the rule is
-    exact; ``tol=0`` asks for that everywhere. A polynomial weight of degree g on [0, 1] (the
-    Shapley-Taylor index's 2 (1 - t)) whose rule of every t^q also lies in [0, 1] leaves 2m - g
-    as the first power missed.
+    With ``u_i = 1 - z_i`` the integrand is ``prod_i (1 - t u_i) = sum_q (-1)^q e_q(u) t^q``,
+    a polynomial of degree d - 1 (the product leaves one feature out). An m-node Gauss rule
+    integrates every power below 2m exactly and misses each higher one by little, and
+    ``|e_q(u)| <= C(d - 1, q) (S / (d - 1))^q <= S^q / q!`` with ``S = sum_i |u_i|``; the
+    error of each integral is at most the sum of these products over q >= 2m
+    (:func:`_log_rule_error_bound`). This holds for any real factors, and with factors
+    ``(1 - t) r_i + t z_i`` and ``S = sum_i |z_i - r_i|`` for removed factors |r_i| <= 1
+    (and for products that leave two features out). The count is capped at ceil(d / 2), where
+    the rule is exact; ``tol=0`` asks for that everywhere. With a polynomial weight of degree
+    g on [0, 1] (the Shapley-Taylor index's 2 (1 - t)) whose rule of every t^q also lies in
+    [0, 1], the cruder bound ``sum_{q >= 2m - g} S^q / q!`` (each power missed by at most 1,
+    :func:`log_error_bound`) is used.
 
     Parameters
     ----------
@@ -137,7 +198,8 @@ def node_counts(deviations, n_features, tol=DEFAULT_TOL, weight_degree=0):
     cap = exact_node_count(n_features)
     if tol <= 0:
         return np.full(np.shape(deviations), cap)
-    largest = _largest_deviations(cap, float(tol), weight_degree)
+    n_factors = n_features - 1 if weight_degree == 0 else None
+    largest = _largest_deviations(cap, float(tol), weight_degree, n_factors)
     counts = np.searchsorted(largest, deviations, side="left") + 1
     return np.minimum(counts, cap)
 

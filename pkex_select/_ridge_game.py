@@ -29,6 +29,7 @@ from functools import partial
 import numpy as np
 from joblib import effective_n_jobs
 
+from ._integrals import feature_products
 from ._interactions import interaction_values
 from ._plan import subsample_rows
 from ._scheduling import run_tasks
@@ -202,12 +203,12 @@ def dropped_categories(data, kernels, gammas, targets, mismatch_factors):
     if categorical.size == 0:
         return mismatch_factors
     factors = _factor_tensor(data, kernels, gammas, mismatch_factors)
-    error = _leave_one_out(np.prod(factors, axis=2), targets)[0]
+    error = _leave_one_out(feature_products(factors), targets)[0]
     levels = [np.unique(data[:, j]).size for j in categorical]
     for j in categorical[np.argsort(levels)[::-1]]:
         trial = factors.copy()
         trial[..., j] = 1.0
-        trial_error = _leave_one_out(np.prod(trial, axis=2), targets)[0]
+        trial_error = _leave_one_out(feature_products(trial), targets)[0]
         if trial_error <= (1.0 + _CATEGORY_GAIN) * error:
             error, factors, mismatch_factors[j] = min(error, trial_error), trial, 1.0
     return mismatch_factors
@@ -387,7 +388,7 @@ def ridge_fit(
         factors = _factor_tensor(data, kernels, gammas, mismatch_factors, n_jobs)
     if after_factors is not None:
         after_factors()
-    K = np.prod(factors, axis=2)
+    K = feature_products(factors)
     if terms is not None:
         K += terms.sum(axis=2)
     _warn_degenerate(K)

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from pkex_select import pair_contributions, shapley_values
 from pkex_select._engine import loo_integrals, plan_integrals
 from pkex_select._quadrature import (
+    _log_rule_error_bound,
     exact_node_count,
     gauss_rule,
     log_error_bound,
@@ -31,13 +32,68 @@ def test_node_count_is_the_fewest_the_bound_allows(spread, n_features, tol, weig
     cap = exact_node_count(n_features)
     assert 1 <= m <= cap
 
-    def log_bound(n_nodes):  # the first power an n-node rule misses with this weight
+    def log_bound(n_nodes):
+        if weight_degree == 0:  # a degree d - 1 integrand, each power's miss bounded
+            return _log_rule_error_bound(spread, n_nodes, n_features - 1)
+        # the first power an n-node rule misses with this weight, each by at most 1
         return log_error_bound(np.array(spread), max(2 * n_nodes - weight_degree, 1))
 
     if m < cap:
         assert log_bound(m) <= np.log(tol)
     if m > 1:  # one node fewer would not be proven accurate
         assert log_bound(m - 1) > np.log(tol) - 1e-9
+
+
+@pytest.mark.parametrize("n_nodes", range(1, 7))
+def test_gauss_remainder_bounds_each_power(n_nodes):
+    # The m-node rule misses t^q (q >= 2m) by at most C(q, 2m) (m!)^4 / ((2m + 1) ((2m)!)^2),
+    # with equality at q = 2m.
+    from math import comb, factorial
+
+    nodes, _, weights = gauss_rule(n_nodes)
+    constant = factorial(n_nodes) ** 4 / ((2 * n_nodes + 1) * factorial(2 * n_nodes) ** 2)
+    for power in range(2 * n_nodes, 2 * n_nodes + 30):
+        miss = abs(1.0 / (power + 1) - weights @ nodes**power)
+        assert miss <= min(1.0, comb(power, 2 * n_nodes) * constant) * (1 + 1e-9) + 1e-16
+        if power == 2 * n_nodes:
+            np.testing.assert_allclose(miss, constant, rtol=1e-8, atol=1e-16)
+    for power in range(2 * n_nodes):
+        assert abs(1.0 / (power + 1) - weights @ nodes**power) <= 1e-15
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(2, 60),
+    st.floats(1e-3, 40.0),
+    st.sampled_from([TOL, 1e-12, 1e-8]),
+    st.booleans(),
+    st.integers(0, 2**32 - 1),
+)
+def test_bound_holds_for_removed_factors_and_signed_deviations(
+    n_features, spread, tol, equal, seed
+):
+    # prod_{i != j} (r_i - t u_i) with |r_i| <= 1 and sum |u_i| = spread: the rule the bound
+    # gives against the exact one. Equal u_i (all of one sign) are where Maclaurin's
+    # inequality is tight.
+    rng = np.random.default_rng(seed)
+    if equal:
+        u = np.full(n_features, spread / n_features)
+        removed = np.ones(n_features)
+    else:
+        u = rng.dirichlet(np.ones(n_features)) * spread * rng.choice([-1.0, 1.0], n_features)
+        removed = rng.uniform(-1.0, 1.0, n_features)
+    m = int(node_counts(np.array([spread]), n_features, tol)[0])
+    exact_nodes = exact_node_count(n_features)
+
+    def integrals(n_nodes):
+        nodes, _, weights = gauss_rule(n_nodes)
+        factors = removed[None, :] - nodes[:, None] * u[None, :]
+        loo = np.array([np.prod(np.delete(factors, j, axis=1), axis=1) for j in range(n_features)])
+        return loo @ weights
+
+    exact = integrals(exact_nodes)
+    rounding = 4 * n_features * np.finfo(float).eps * np.maximum(1.0, np.abs(exact))
+    assert np.all(np.abs(integrals(m) - exact) <= tol + rounding)
 
 
 def test_tol_zero_is_the_exact_rule():

@@ -30,7 +30,7 @@ from pkex_select.kernels import gram_matrices
 def _factors_for(path, rng):
     """Pairs whose plan takes ``path`` (the thresholds are the plan's own, not guessed)."""
     if path == "exact":  # narrow kernels: every pair needs about ceil(d / 2) nodes
-        return rng.uniform(0, 0.3, (400, 60))
+        return rng.uniform(0, 0.1, (400, 60))
     if path == "series":  # wide kernels at large d
         return 1 - rng.uniform(0, 1e-3, (400, 1000))
     if path == "one rule":  # wide kernels but one factor too far from 1 for the series
@@ -146,6 +146,28 @@ def test_compiled_deviations_are_their_numpy_twin(n_rows, n_features, removed, s
     twin_sums, twin_largest, twin_above = _integrals.deviations_numpy(Z, R)
     np.testing.assert_allclose(sums, twin_sums, rtol=1e-14)
     assert largest == twin_largest and above == twin_above
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(0, 30), min_size=0, max_size=2),
+    st.integers(0, 60),
+    st.booleans(),
+    st.integers(0, 2**32 - 1),
+)
+def test_compiled_feature_products_are_their_numpy_twin(leading, n_features, strided, seed):
+    rng = np.random.default_rng(seed)
+    Z = rng.uniform(-1.5, 1.5, (*leading, n_features))
+    Z[rng.random(Z.shape) < 0.05] = 0.0
+    if strided:  # not contiguous: the NumPy twin takes it
+        Z = np.repeat(Z, 2, axis=-1)[..., ::2]
+    products = _integrals.feature_products(Z)
+    twin = _integrals.feature_products_numpy(Z)
+    assert products.shape == twin.shape == Z.shape[:-1]
+    # d multiplications, each rounded, in either order.
+    np.testing.assert_allclose(
+        products, twin, rtol=2 * max(n_features, 1) * np.finfo(float).eps, atol=0
+    )
 
 
 @settings(max_examples=60, deadline=None)
