@@ -240,7 +240,10 @@ class DataFactors:
     def _columns_of(self, kernel):
         """The features of ``kernel`` as contiguous rows, transposed once."""
         if kernel not in self._transposed:
-            self._transposed[kernel] = np.ascontiguousarray(self.X[:, self.columns[kernel]].T)
+            cols = self.columns[kernel]
+            # Every column (one kernel): one copy, not a gather and a copy.
+            source = self.X if cols.size == self.n_features else self.X[:, cols]
+            self._transposed[kernel] = np.ascontiguousarray(source.T)
         return self._transposed[kernel]
 
     def _differences(self, pairs):

@@ -98,21 +98,31 @@ class TargetGram:
             Y=self.Y[rows], kernels=self.kernels, gamma=self.gamma, bandwidths=self.bandwidths
         )
 
-    def levels(self):
-        """Each sample's level (its distinct target value) and one sample of each level.
+    def levels(self, most=None):
+        """Each sample's level (its distinct target value) and one sample of each level, or
+        None where there are more than ``most`` levels.
 
         L_ab depends on a and b only through their levels: a matrix given by the user has
-        one level per sample, a kernel on Y one per distinct row of Y.
+        one level per sample, a kernel on Y one per distinct row of Y. With ``most``, the
+        first ``4 * most + 4`` samples are looked at first: a continuous target shows more
+        levels there, and the sort of every sample (0.14 s at 10^6) is not needed.
         """
         if self.matrix is not None:
+            if most is not None and self.n_samples > most:
+                return None
             everyone = np.arange(self.n_samples)
             return everyone, everyone
         # One output needs no row comparison: the 1-D unique is 5x faster at 10^6 samples
         # and finds the same levels, in the same order.
         rows = self.Y[:, 0] if self.Y.shape[1] == 1 else self.Y
+        axis = None if rows.ndim == 1 else 0
+        if most is not None and len(np.unique(rows[: 4 * most + 4], axis=axis)) > most:
+            return None
         _, representatives, codes = np.unique(
-            rows, axis=None if rows.ndim == 1 else 0, return_index=True, return_inverse=True
+            rows, axis=axis, return_index=True, return_inverse=True
         )
+        if most is not None and representatives.size > most:
+            return None
         return codes.reshape(-1), representatives
 
     def __getstate__(self):

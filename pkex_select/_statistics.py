@@ -51,6 +51,7 @@ PARAMETER_CONSTRAINTS = {
 # Up to this size the observed weight matrix of HSIC is kept whole when there are
 # permutations (n = 4096): each permutation's weights are then gathered from it.
 _DENSE_WEIGHT_BYTES = 2**27
+_DENSE_WEIGHT_LEVELS = int((_DENSE_WEIGHT_BYTES // 8) ** 0.5)
 
 
 def levels_of_samples(codes, permutations):
@@ -522,11 +523,9 @@ class HSIC(_GramStatistic):
             observed_centre = row_sums / (n - 2) - constant / 2.0
 
         if len(permutations) > 1:
-            codes, representatives = gram.levels()
-            if 8 * representatives.size**2 <= _DENSE_WEIGHT_BYTES:
-                return self._table_weights(
-                    gram, scale, observed_centre, codes, representatives, permutations
-                )
+            levels = gram.levels(most=_DENSE_WEIGHT_LEVELS)
+            if levels is not None:
+                return self._table_weights(gram, scale, observed_centre, *levels, permutations)
         arguments = gram.arguments(permutations)
         centre = observed_centre[permutations]
 
@@ -589,8 +588,9 @@ class HSIC(_GramStatistic):
         size = self.block_size
         scale = 2.0 / (size * (size - 3) * n_blocks_total)
         if backend != "numpy" and NUMBA and gram.matrix is None:
-            codes, representatives = gram.levels()
-            if representatives.size <= _BLOCK_TABLE_LEVELS:
+            levels = gram.levels(most=_BLOCK_TABLE_LEVELS)
+            if levels is not None:
+                codes, representatives = levels
                 levels = gram.arguments(representatives[None])[0]
                 table = gram.entries(levels[:, None], levels[None, :])
                 identity = bool(np.array_equal(table, np.eye(table.shape[0])))

@@ -372,3 +372,21 @@ def test_compiled_block_weights_match_numpy(target):
         np.testing.assert_allclose(
             products(pairs, columns), expected @ columns, rtol=1e-12, atol=1e-14
         )
+
+
+def test_target_levels_beyond_most_are_none():
+    from pkex_select._gram import TargetGram
+    from pkex_select._statistics import HSIC
+
+    rng = np.random.default_rng(6)
+    labels = rng.integers(0, 3, 500)
+    codes, representatives = HSIC.target(labels).levels(most=3)
+    np.testing.assert_array_equal(labels[representatives][codes], labels)
+    assert HSIC.target(labels).levels(most=2) is None
+    # Many levels, the first rows alike: the look at the first rows does not decide.
+    late = np.r_[np.zeros(100), rng.normal(size=400)]
+    assert HSIC.target(late, kernel="rbf").levels(most=32) is None
+    assert HSIC.target(late, kernel="rbf").levels(most=500)[1].size == 401
+    assert HSIC.target(rng.normal(size=(500, 2)), kernel="rbf").levels(most=32) is None
+    assert TargetGram(np.eye(40)).levels(most=32) is None
+    assert TargetGram(np.eye(20)).levels(most=32)[1].size == 20
