@@ -68,6 +68,8 @@ _MIN_ADAPTIVE_WORK = 2e5
 _SERIES_COST_RATIO = 4.0
 # What grouping pairs by node count costs, in nodes per pair (measured: sort, gather, scatter).
 _GATHER_NODES = 2
+# Pairs of a chunk whose deviations are looked at before all of them (plan_integrals).
+_PROBE_PAIRS = 32
 _BACKENDS = ("auto", "numba", "numpy")
 
 
@@ -150,6 +152,13 @@ def plan_integrals(Z, removed=None, backend="auto", tol=DEFAULT_TOL):
     if tol <= 0 or cap <= _MIN_ADAPTIVE_NODES or n_rows * cap * n_features < _MIN_ADAPTIVE_WORK:
         return _exact_plan(n_features)
     if not _bound_applies(removed):
+        return _exact_plan(n_features)
+    # A few pairs first: where none of them could take fewer nodes (narrow kernels), the
+    # deviation pass over every pair would cost without saving.
+    probe = slice(None, None, max(1, n_rows // _PROBE_PAIRS))
+    probe_removed = None if removed is None else np.ascontiguousarray(removed[probe])
+    probe_deviations = _deviations(np.ascontiguousarray(Z[probe]), probe_removed, backend)[0]
+    if node_counts(probe_deviations, n_features, tol).min() == cap:
         return _exact_plan(n_features)
     deviations, largest, above = _deviations(Z, removed, backend)
     counts = node_counts(deviations, n_features, tol)
