@@ -523,9 +523,9 @@ class HSIC(_GramStatistic):
             observed_centre = row_sums / (n - 2) - constant / 2.0
 
         if len(permutations) > 1:
-            levels = gram.levels(most=_DENSE_WEIGHT_LEVELS)
-            if levels is not None:
-                return self._table_weights(gram, scale, observed_centre, *levels, permutations)
+            found = gram.levels(most=_DENSE_WEIGHT_LEVELS)
+            if found is not None:
+                return self._table_weights(gram, scale, observed_centre, *found, permutations)
         arguments = gram.arguments(permutations)
         centre = observed_centre[permutations]
 
@@ -588,9 +588,9 @@ class HSIC(_GramStatistic):
         size = self.block_size
         scale = 2.0 / (size * (size - 3) * n_blocks_total)
         if backend != "numpy" and NUMBA and gram.matrix is None:
-            levels = gram.levels(most=_BLOCK_TABLE_LEVELS)
-            if levels is not None:
-                codes, representatives = levels
+            found = gram.levels(most=_BLOCK_TABLE_LEVELS)
+            if found is not None:
+                codes, representatives = found
                 levels = gram.arguments(representatives[None])[0]
                 table = gram.entries(levels[:, None], levels[None, :])
                 identity = bool(np.array_equal(table, np.eye(table.shape[0])))
