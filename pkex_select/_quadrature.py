@@ -144,15 +144,16 @@ def _largest_deviations(max_nodes, tol, weight_degree=0, n_factors=None):
     The bound increases with S, so bisection on log S finds it; the values increase with m.
     """
     n_nodes = np.arange(1, max_nodes + 1, dtype=np.float64)
-    first_missed = np.maximum(2 * n_nodes - weight_degree, 1)
+    low = np.full(max_nodes, -745.0)
     if weight_degree == 0 and n_factors is not None:
-        low, high = np.full(max_nodes, -745.0), np.full(max_nodes, 700.0)  # S up to e^700
+        high = np.full(max_nodes, 700.0)  # S up to e^700
 
         def within(log_s):
             return _log_rule_error_bound(np.exp(log_s), n_nodes, n_factors) <= np.log(tol)
 
     else:
-        low, high = np.full(max_nodes, -745.0), np.log(first_missed + 1)
+        first_missed = np.maximum(2 * n_nodes - weight_degree, 1)
+        high = np.log(first_missed + 1)
 
         def within(log_s):
             return log_error_bound(np.exp(log_s), first_missed) <= np.log(tol)

@@ -354,8 +354,9 @@ def pair_factors(A, B, kernels, gamma, n_jobs=None):
     a fresh 160 MB factor tensor (1000 rows, d = 20) took from 0.07 s to 0.6 s; on ordinary
     pages 0.15 to 0.2 s every time, 0.1 s of it the page faults of the first writes, which
     :func:`_fresh_mapping` takes in one call. Smaller ones (the explainer's batches) are one
-    broadcast, which is 4x faster there than a copy into a fresh array. ``n_jobs`` threads share the
-    blocks of such a tensor (each entry is computed alone, so the bits do not depend on it)."""
+    broadcast, which is 4x faster there than a copy into a fresh array. ``n_jobs`` threads
+    share the blocks of such a tensor (each entry is computed alone, so the bits do not depend
+    on it)."""
     groups = [(k, np.array([j for j, kj in enumerate(kernels) if kj == k])) for k in set(kernels)]
     shape = (A.shape[0], B.shape[0], A.shape[1])
     if 8 * math.prod(shape) < _MAPPED_FROM_BYTES:
