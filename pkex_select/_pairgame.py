@@ -19,7 +19,7 @@ from sklearn.utils import check_random_state
 from ._engine import contributions, weighted_contributions
 from ._features import CentredFactors, GramFactors, resolve_scales
 from ._interactions import INDICES, assemble, chunk_interactions
-from ._pvalues import CORRECTIONS, PermutationTests, permutation_tests, settled
+from ._pvalues import CORRECTIONS, PermutationTests, first_stage, permutation_tests, settled
 from ._quadrature import DEFAULT_TOL
 from ._scheduling import progress_printer, run_tasks
 from ._sklearn_compat import Interval, StrOptions
@@ -38,7 +38,6 @@ __all__ = [
     "gram_scales",
     "joint_kernel_std",
     "RemovedFactors",
-    "SEQUENTIAL_FIRST_STAGE",
     "solve",
 ]
 
@@ -317,13 +316,6 @@ def joint_kernel_std(moments):
     return np.sqrt(np.maximum(squares / count - mean**2, 0.0))
 
 
-# With alpha and the maxT correction, the permutations a first stage runs before checking
-# whether every decision at alpha is settled (_pvalues.settled): 199 give p-values down to
-# 0.005, and settle the features far from alpha on either side with a resampling risk of
-# at most 0.001 in all.
-SEQUENTIAL_FIRST_STAGE = 199
-
-
 def attribute(
     statistic,
     factors,
@@ -374,8 +366,9 @@ def attribute(
         As in the estimators.
     alpha : float, default=None
         The level the tests' decisions are taken at. With the maxT correction the
-        permutations then run in two stages: the first :data:`SEQUENTIAL_FIRST_STAGE`, and
-        the rest only where some decision at ``alpha`` is not settled by them
+        permutations then run in two stages: the first
+        :func:`~pkex_select._pvalues.first_stage` (153 at 0.05), and the rest only where
+        some decision at ``alpha`` is not settled by them
         (:func:`~pkex_select._pvalues.settled`). Where all are, the tests are those of the
         first stage's permutations, an exact permutation test of coarser resolution; else
         those of all ``n_permutations``, as without ``alpha``.
@@ -411,8 +404,8 @@ def attribute(
         )
     sequential = alpha is not None and correction == "maxT" and removed is None
     stages = [n_permutations]
-    if sequential and n_permutations > 2 * SEQUENTIAL_FIRST_STAGE:
-        stages = [SEQUENTIAL_FIRST_STAGE, n_permutations]
+    if sequential and n_permutations > 2 * first_stage(alpha):
+        stages = [first_stage(alpha), n_permutations]
     done, parts = 0, []
     for last in stages:
         # The observed labels (row 0) and this stage's permutations.
@@ -446,7 +439,8 @@ def attribute(
                 correction,
                 family,
             )
-            if settled(np.r_[early.adjusted_pvalues[family], early.pvalue], last, alpha).all():
+            features, overall = settled(early.adjusted_pvalues[family], early.pvalue, last, alpha)
+            if overall and features.all():
                 break
     values = np.concatenate([v for v, _ in parts], axis=1)
     statistics = np.concatenate([s for _, s in parts], axis=1)

@@ -15,6 +15,7 @@ __all__ = [
     "adjusted_pvalues",
     "CORRECTIONS",
     "feature_statistics",
+    "first_stage",
     "holm_pvalues",
     "maxt_pvalues",
     "overall_pvalue",
@@ -302,36 +303,68 @@ def weighted_min_pvalue(statistics, shares):
 # The chance, over all of a fit's decisions together, that a decision settled early differs
 # from the one the p-value of infinitely many permutations would take (resampling risk).
 RESAMPLING_RISK = 1e-3
+# Its shares (settled): every rejection of a feature, the overall test, every keeping of a
+# feature. The first two carry a stop (a rejection is settled only with c = 0 permutations
+# as extreme until about 2 / alpha of them), so they take the most.
+_REJECT_SHARE, _OVERALL_SHARE, _KEEP_SHARE = 0.4, 0.4, 0.2
 
 
-def settled(pvalues, n_permutations, alpha, risk=RESAMPLING_RISK):
-    """Whether each decision ``p <= alpha`` is settled after ``n_permutations``.
+def first_stage(alpha, risk=RESAMPLING_RISK):
+    """The fewest permutations after which :func:`settled` can settle a rejection at
+    ``alpha``: none of them as extreme as the observed labels is then implausible, at the
+    rejections' share of ``risk``, for a p-value of infinitely many permutations above
+    ``alpha`` (``(1 - alpha)^B <= 0.4 risk``; 153 at alpha = 0.05)."""
+    return math.ceil(math.log(_REJECT_SHARE * risk) / math.log1p(-alpha))
+
+
+def settled(adjusted_pvalues, pvalue, n_permutations, alpha, risk=RESAMPLING_RISK):
+    """Whether each maxT decision ``p <= alpha``, and the overall test's, is settled after
+    ``n_permutations``.
 
     A permutation p-value ``(1 + c) / (1 + B)`` counts c permutations at least as extreme
     as the observed labels; c is binomial with the p-value of infinitely many permutations,
-    p*. The decision is settled where the count is implausible on the other side of alpha:
+    p*. A decision is settled where the count is implausible on the other side of alpha:
     ``P(Binomial(B, alpha) <= c) <= r`` (so p* < alpha: reject) or ``P(Binomial(B, alpha)
-    >= c) <= r`` (so p* > alpha: keep), with r the risk shared equally by the decisions.
-    Then each decision differs from that of p* with probability at most r, and all of them
-    together with probability at most ``risk`` (Gandy, JASA 104, 2009, with one look).
+    >= c) <= r`` (so p* > alpha: keep). Then it differs from that of p* with probability
+    at most r (Gandy, JASA 104, 2009, with one look).
+
+    The shares r of ``risk`` follow the step-down's order. Sorted by observed statistic,
+    the maxT adjusted p-values are running maxima of raw ones, p*_i = max_{j <= i} q_j, and
+    so are their counts, C_i = max_{j <= i} c_j, with c_j binomial with q_j. Let m features
+    have p* <= alpha. A feature i > m settled as a rejection has C_i small, so c_{m+1}
+    small with q_{m+1} > alpha: every wrong rejection is this one event, of probability at
+    most r. A feature i <= m settled as kept has some c_j large with j <= m, q_j <= alpha:
+    at most m such events. So the rejections share 0.4 ``risk`` as one, the keepings share
+    0.2 ``risk`` equally among the features, and the overall test takes 0.4 ``risk``:
+    all decisions together differ from those of p* with probability at most ``risk``.
 
     Parameters
     ----------
-    pvalues : ndarray
-        Permutation p-values from ``n_permutations`` permutations.
+    adjusted_pvalues : ndarray
+        The features' maxT adjusted p-values from ``n_permutations`` permutations.
+    pvalue : float
+        The overall test's p-value from the same permutations.
     n_permutations : int
     alpha : float
     risk : float, default=RESAMPLING_RISK
 
     Returns
     -------
-    ndarray of bool
+    features : ndarray of bool
+    overall : bool
     """
     from scipy.stats import binom
 
-    pvalues = np.asarray(pvalues, dtype=np.float64)
-    counts = np.rint(pvalues * (n_permutations + 1)) - 1
-    share = risk / max(pvalues.size, 1)
-    reject = binom.cdf(counts, n_permutations, alpha) <= share
-    keep = binom.sf(counts - 1, n_permutations, alpha) <= share
-    return reject | keep
+    def counts(pvalues):
+        return np.rint(np.asarray(pvalues, dtype=np.float64) * (n_permutations + 1)) - 1
+
+    def decided(count, reject_share, keep_share):
+        reject = binom.cdf(count, n_permutations, alpha) <= reject_share
+        keep = binom.sf(count - 1, n_permutations, alpha) <= keep_share
+        return reject | keep
+
+    adjusted = counts(adjusted_pvalues)
+    keep_share = _KEEP_SHARE * risk / max(adjusted.size, 1)
+    features = decided(adjusted, _REJECT_SHARE * risk, keep_share)
+    overall_risk = _OVERALL_SHARE * risk
+    return features, bool(decided(counts(pvalue), overall_risk, overall_risk))

@@ -102,8 +102,8 @@ def test_alpha_alone_gets_permutations_that_can_reject():
     X = rng.normal(size=(120, 20))
     y = X[:, 3] + 0.3 * rng.normal(size=120)
     default = HSICShapleySelector(alpha=0.05, random_state=0).fit(X, y)
-    # 999 at most: the maxT decisions stop after 199 where all are settled.
-    assert default.n_permutations_ in (199, 999)
+    # 999 at most: the maxT decisions stop after 153 where all are settled.
+    assert default.n_permutations_ in (153, 999)
     assert default.null_distribution_.shape[0] == default.n_permutations_
     assert 3 in default.get_support(indices=True)
     # Holm over 20 features needs 20 / (1 + B) <= alpha / 2: B = 799.
@@ -208,15 +208,43 @@ def test_selector_tests_each_feature_at_its_best_scale():
 
 
 def test_settled_decisions_are_far_from_alpha_on_either_side():
-    from pkex_select._pvalues import settled
+    from pkex_select._pvalues import first_stage, settled
 
-    # 199 permutations: p = (1 + c) / 200.
-    p = (1 + np.array([0, 1, 5, 10, 20, 40, 150])) / 200
-    decided = settled(p, 199, 0.05, risk=1e-3)
-    np.testing.assert_array_equal(decided, [True, False, False, False, False, True, True])
-    # A smaller risk settles fewer; the count of decisions shares the risk.
-    assert settled(p, 199, 0.05, risk=1e-6).sum() < decided.sum()
-    assert settled(np.repeat(p[0], 10**4), 199, 0.05, risk=1e-3).sum() == 0
+    B = first_stage(0.05)  # p = (1 + c) / (1 + B)
+    assert B == 153 and 0.95**B <= 0.4e-3 < 0.95 ** (B - 1)
+    p = (1 + np.array([0, 1, 5, 10, 20, 25, 150])) / (1 + B)
+    features, overall = settled(p, p[0], B, 0.05, risk=1e-3)
+    np.testing.assert_array_equal(features, [True, False, False, False, False, True, True])
+    assert overall
+    assert not settled(p, p[1], B, 0.05, risk=1e-3)[1]
+    # A smaller risk settles fewer; the keepings share theirs among the features.
+    assert settled(p, p[0], B, 0.05, risk=1e-6)[0].sum() < features.sum()
+    assert settled(np.repeat(p[5], 10**4), p[0], B, 0.05, risk=1e-3)[0].sum() == 0
+    assert settled(np.repeat(p[5], 10), p[0], B, 0.05, risk=1e-3)[0].all()
+
+
+def test_settled_decisions_err_together_at_most_at_the_risk():
+    """The worst cases of settled's proof, simulated: counts binomial at alpha (p* = alpha,
+    so every feature must be rejected) err by a settled keep of some feature; counts just
+    above alpha (every feature kept) err by a settled rejection. With the maxT step-down's
+    running maxima, each at most its share of the risk."""
+    from pkex_select._pvalues import first_stage, settled
+
+    rng = np.random.default_rng(0)
+    alpha, risk, m, draws = 0.05, 0.05, 20, 10**5  # a large risk, so errors are seen
+    B = first_stage(alpha, risk)
+    # Whether each count is settled among m features, and which way (rejected or kept).
+    every_count = np.arange(B + 1)
+    settles = np.array([settled(np.full(m, (1 + c) / (1 + B)), 0.5, B, alpha, risk)[0][0]
+                        for c in every_count])
+    rejects = settles & ((1 + every_count) / (1 + B) <= alpha)
+    keeps = settles & ~rejects
+    for q, wrong_way, share in ((alpha, keeps, 0.2), (alpha + 1e-9, rejects, 0.4)):
+        counts = np.maximum.accumulate(rng.binomial(B, q, size=(draws, m)), axis=1)
+        wrong = wrong_way[counts].any(axis=1).mean()
+        bound = share * risk
+        assert wrong <= bound + 3 * np.sqrt(bound / draws)
+        assert wrong > bound / 10  # the case is a worst one: errors happen
 
 
 def _friedman(n=600, seed=0):
@@ -230,7 +258,7 @@ def test_alpha_stops_after_the_first_stage_when_every_decision_is_settled():
 
     X, y = _friedman()
     fitted = HSICShapleySelector(alpha=0.05, random_state=0).fit(X, y)
-    assert fitted.n_permutations_ == 199
+    assert fitted.n_permutations_ == 153
     everything = HSICShapleySelector(n_permutations=999, random_state=0).fit(X, y)
     assert everything.n_permutations_ == 999  # without alpha every permutation runs
     np.testing.assert_array_equal(fitted.get_support(), everything.adjusted_pvalues_ <= 0.05)
@@ -241,9 +269,11 @@ def test_unsettled_decisions_run_every_permutation_and_match_one_stage(monkeypat
     from pkex_select import HSICShapleySelector, _pairgame
 
     X, y = _friedman(300, 1)
-    monkeypatch.setattr(_pairgame, "settled", lambda p, b, alpha: np.zeros(len(p), bool))
+    monkeypatch.setattr(
+        _pairgame, "settled", lambda p, pvalue, b, alpha: (np.zeros(len(p), bool), False)
+    )
     staged = HSICShapleySelector(alpha=0.05, random_state=0).fit(X, y)
-    monkeypatch.setattr(_pairgame, "SEQUENTIAL_FIRST_STAGE", 10**9)
+    monkeypatch.setattr(_pairgame, "first_stage", lambda alpha: 10**9)
     whole = HSICShapleySelector(alpha=0.05, random_state=0).fit(X, y)
     assert staged.n_permutations_ == whole.n_permutations_ == 999
     np.testing.assert_allclose(staged.adjusted_pvalues_, whole.adjusted_pvalues_, rtol=1e-12)
