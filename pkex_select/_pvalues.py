@@ -303,17 +303,16 @@ def weighted_min_pvalue(statistics, shares):
 # The chance, over all of a fit's decisions together, that a decision settled early differs
 # from the one the p-value of infinitely many permutations would take (resampling risk).
 RESAMPLING_RISK = 1e-3
-# Its shares (settled): every rejection of a feature, the overall test, every keeping of a
-# feature. The first two carry a stop (a rejection is settled only with c = 0 permutations
-# as extreme until about 2 / alpha of them), so they take the most.
+# Its shares (settled): the features' rejections together, the overall test, the features'
+# keepings. The first two decide how soon the permutations can stop (a rejection settles
+# first with no permutation as extreme as the observed labels), so they take the most.
 _REJECT_SHARE, _OVERALL_SHARE, _KEEP_SHARE = 0.4, 0.4, 0.2
 
 
 def first_stage(alpha, risk=RESAMPLING_RISK):
-    """The fewest permutations after which :func:`settled` can settle a rejection at
-    ``alpha``: none of them as extreme as the observed labels is then implausible, at the
-    rejections' share of ``risk``, for a p-value of infinitely many permutations above
-    ``alpha`` (``(1 - alpha)^B <= 0.4 risk``; 153 at alpha = 0.05)."""
+    """The fewest permutations B after which :func:`settled` can settle a rejection at
+    ``alpha``: where none is as extreme as the observed labels, ``(1 - alpha)^B`` is at
+    most the rejections' share of ``risk``, 0.4 ``risk``; 153 at alpha = 0.05."""
     return math.ceil(math.log(_REJECT_SHARE * risk) / math.log1p(-alpha))
 
 
