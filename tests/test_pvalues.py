@@ -235,8 +235,9 @@ def test_settled_decisions_err_together_at_most_at_the_risk():
     B = first_stage(alpha, risk)
     # Whether each count is settled among m features, and which way (rejected or kept).
     every_count = np.arange(B + 1)
-    settles = np.array([settled(np.full(m, (1 + c) / (1 + B)), 0.5, B, alpha, risk)[0][0]
-                        for c in every_count])
+    settles = np.array(
+        [settled(np.full(m, (1 + c) / (1 + B)), 0.5, B, alpha, risk)[0][0] for c in every_count]
+    )
     rejects = settles & ((1 + every_count) / (1 + B) <= alpha)
     keeps = settles & ~rejects
     for q, wrong_way, share in ((alpha, keeps, 0.2), (alpha + 1e-9, rejects, 0.4)):
