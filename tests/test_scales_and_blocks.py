@@ -374,6 +374,24 @@ def test_compiled_block_weights_match_numpy(target):
         )
 
 
+def test_mmd_block_products_match_the_weights():
+    from pkex_select._statistics import MMD
+
+    rng = np.random.default_rng(6)
+    n = 60
+    target = MMD.target(rng.integers(0, 3, n))
+    statistic = MMD("block", block_size=6, n_repetitions=3)
+    plan = statistic.plan(n, np.random.RandomState(0), pair_bytes=8)
+    permutations = np.vstack([np.arange(n), *[rng.permutation(n) for _ in range(4)]])
+    weights = statistic.weights(target, permutations, plan)
+    for chunk in plan.chunks:
+        pairs = plan.pairs(chunk)
+        columns = rng.normal(size=(pairs.a.size, 3))
+        np.testing.assert_allclose(
+            weights.products(pairs, columns), weights(pairs) @ columns, rtol=1e-12, atol=1e-14
+        )
+
+
 def test_target_levels_beyond_most_are_none():
     from pkex_select._gram import TargetGram
     from pkex_select._statistics import HSIC
