@@ -16,8 +16,9 @@ time (``threadpool_limits(1)``), compiled kernels warmed up first:
 
 The floor of the permutations is the product of the permuted pair weights with the pair
 contributions (of the permutations run: ``alpha=0.05`` stops after the first stage where
-every decision is settled), (permutations x pairs) by (pairs x features x scales), timed here as NumPy
-matrix products of that shape over chunks of 20,000 pairs on the same machine.
+every decision is settled), (permutations x pairs) by (pairs x features x scales), timed
+here as NumPy matrix products of that shape over chunks of 20,000 pairs on the same
+machine.
 """
 
 import argparse
