@@ -80,9 +80,9 @@ ranking_ : ndarray of shape (`n_features_in_`,)
     "n_permutations_": """\
 n_permutations_ : int
     The permutations run: ``n_permutations`` (or what None resolved to), or with
-    ``alpha`` and the maxT correction fewer (153 at ``alpha=0.05``) where every decision
-    at ``alpha`` was settled by them (resampling risk at most 0.001 in all); the p-values
-    then have a resolution of 1 / (1 + ``n_permutations_``).""",
+    ``alpha`` and the maxT correction fewer (157 or 471 at ``alpha=0.05``) where every
+    decision at ``alpha`` was settled by them (resampling risk at most 0.001 in all); the
+    p-values then have a resolution of 1 / (1 + ``n_permutations_``).""",
     "n_features_in_": """\
 n_features_in_ : int""",
 }

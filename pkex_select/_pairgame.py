@@ -19,7 +19,14 @@ from sklearn.utils import check_random_state
 from ._engine import contributions, weighted_contributions
 from ._features import CentredFactors, GramFactors, resolve_scales
 from ._interactions import INDICES, assemble, chunk_interactions
-from ._pvalues import CORRECTIONS, PermutationTests, first_stage, permutation_tests, settled
+from ._pvalues import (
+    CORRECTIONS,
+    PermutationTests,
+    permutation_tests,
+    raised_maxt_pvalues,
+    sequential_looks,
+    settled,
+)
 from ._quadrature import DEFAULT_TOL
 from ._scheduling import progress_printer, run_tasks
 from ._sklearn_compat import Interval, StrOptions
@@ -366,12 +373,12 @@ def attribute(
         As in the estimators.
     alpha : float, default=None
         The level the tests' decisions are taken at. With the maxT correction the
-        permutations then run in two stages: the first
-        :func:`~pkex_select._pvalues.first_stage` (153 at 0.05), and the rest only where
-        some decision at ``alpha`` is not settled by them
-        (:func:`~pkex_select._pvalues.settled`). Where all are, the tests are those of the
-        first stage's permutations, an exact permutation test of coarser resolution; else
-        those of all ``n_permutations``, as without ``alpha``.
+        permutations then run in stages, looking after each but the last
+        (:func:`~pkex_select._pvalues.sequential_looks`: 157 and 471 at 0.05) whether every
+        decision at ``alpha`` is settled (:func:`~pkex_select._pvalues.settled`), and
+        stopping where it is: the tests are then those of the permutations so far, an exact
+        permutation test of coarser resolution; else those of all ``n_permutations``, as
+        without ``alpha``.
 
     Returns
     -------
@@ -403,11 +410,9 @@ def attribute(
             plan, factors, statistic.cells(target, permutations, plan), n_jobs
         )
     sequential = alpha is not None and correction == "maxT" and removed is None
-    stages = [n_permutations]
-    if sequential and n_permutations > 2 * first_stage(alpha):
-        stages = [first_stage(alpha), n_permutations]
+    looks = dict(sequential_looks(alpha, n_permutations)) if sequential else {}
     done, parts = 0, []
-    for last in stages:
+    for last in [*looks, n_permutations]:
         # The observed labels (row 0) and this stage's permutations.
         rows = np.r_[0, np.arange(done + 1, last + 1)]
         stage_values, stage_statistics, stage_moments, stage_pairs = solve(
@@ -430,16 +435,25 @@ def attribute(
             stage_values, stage_statistics = stage_values[:, 1:], stage_statistics[:, 1:]
         parts.append((stage_values, stage_statistics))
         done = last
-        if last < n_permutations:  # the first of two stages: its tests alone
+        if last in looks:  # the tests of every permutation so far
             family = ~factors.constant
+            so_far_values = np.concatenate([v for v, _ in parts], axis=1)
+            so_far_values = so_far_values * scale_weights[:, None, None]
             early = permutation_tests(
-                stage_values * scale_weights[:, None, None],
-                (stage_statistics * scale_weights[:, None]).T,
+                so_far_values,
+                (np.concatenate([s for _, s in parts], axis=1) * scale_weights[:, None]).T,
                 tuple(scales),
                 correction,
                 family,
             )
-            features, overall = settled(early.adjusted_pvalues[family], early.pvalue, last, alpha)
+            features, overall = settled(
+                early.adjusted_pvalues[family],
+                early.pvalue,
+                last,
+                alpha,
+                risk=looks[last],
+                keep_pvalues=raised_maxt_pvalues(so_far_values, family)[family],
+            )
             if overall and features.all():
                 break
     values = np.concatenate([v for v, _ in parts], axis=1)

@@ -102,8 +102,8 @@ def test_alpha_alone_gets_permutations_that_can_reject():
     X = rng.normal(size=(120, 20))
     y = X[:, 3] + 0.3 * rng.normal(size=120)
     default = HSICShapleySelector(alpha=0.05, random_state=0).fit(X, y)
-    # 999 at most: the maxT decisions stop after 153 where all are settled.
-    assert default.n_permutations_ in (153, 999)
+    # 999 at most: the maxT decisions stop at a look (157, 471) where all are settled.
+    assert default.n_permutations_ in (157, 471, 999)
     assert default.null_distribution_.shape[0] == default.n_permutations_
     assert 3 in default.get_support(indices=True)
     # Holm over 20 features needs 20 / (1 + B) <= alpha / 2: B = 799.
@@ -248,6 +248,19 @@ def test_settled_decisions_err_together_at_most_at_the_risk():
         assert wrong > bound / 10  # the case is a worst one: errors happen
 
 
+def test_raised_pvalues_are_at_most_the_adjusted_ones():
+    from pkex_select._pvalues import adjusted_pvalues, raised_maxt_pvalues, studentise
+
+    rng = np.random.default_rng(3)
+    scale_values = rng.standard_t(3, size=(2, 158, 8))  # heavy-tailed nulls, two scales
+    scale_values[:, 0, :3] += 4.0  # three features with a signal
+    family = np.ones(8, bool)
+    stacked = np.max([studentise(v) for v in scale_values], axis=0)
+    raised = raised_maxt_pvalues(scale_values, family)
+    adjusted = adjusted_pvalues(stacked, "maxT", family)
+    assert np.all(raised <= adjusted) and np.any(raised < adjusted)
+
+
 def _friedman(n=600, seed=0):
     from sklearn.datasets import make_friedman1
 
@@ -259,7 +272,7 @@ def test_alpha_stops_after_the_first_stage_when_every_decision_is_settled():
 
     X, y = _friedman()
     fitted = HSICShapleySelector(alpha=0.05, random_state=0).fit(X, y)
-    assert fitted.n_permutations_ == 153
+    assert fitted.n_permutations_ == 157
     everything = HSICShapleySelector(n_permutations=999, random_state=0).fit(X, y)
     assert everything.n_permutations_ == 999  # without alpha every permutation runs
     np.testing.assert_array_equal(fitted.get_support(), everything.adjusted_pvalues_ <= 0.05)
@@ -271,10 +284,12 @@ def test_unsettled_decisions_run_every_permutation_and_match_one_stage(monkeypat
 
     X, y = _friedman(300, 1)
     monkeypatch.setattr(
-        _pairgame, "settled", lambda p, pvalue, b, alpha: (np.zeros(len(p), bool), False)
+        _pairgame,
+        "settled",
+        lambda p, pvalue, b, alpha, risk, keep_pvalues: (np.zeros(len(p), bool), False),
     )
     staged = HSICShapleySelector(alpha=0.05, random_state=0).fit(X, y)
-    monkeypatch.setattr(_pairgame, "first_stage", lambda alpha: 10**9)
+    monkeypatch.setattr(_pairgame, "sequential_looks", lambda alpha, n_permutations: [])
     whole = HSICShapleySelector(alpha=0.05, random_state=0).fit(X, y)
     assert staged.n_permutations_ == whole.n_permutations_ == 999
     np.testing.assert_allclose(staged.adjusted_pvalues_, whole.adjusted_pvalues_, rtol=1e-12)

@@ -2,10 +2,10 @@
 
     python -m benchmarks.games.sequential [--repetitions 200] [--rows 800] [--n-jobs 2]
 
-``alpha=0.05`` (maxT, at most 999 permutations) runs a first stage of 153 permutations
-(``pkex_select._pvalues.first_stage``) and the rest only where a decision is not settled
+``alpha=0.05`` (maxT, at most 999 permutations) looks after 157 and 471 permutations
+(``pkex_select._pvalues.sequential_looks``) and stops where every decision is settled
 (``pkex_select._pvalues.settled``, resampling risk 0.001). On the same data sets, the
-same fit with every permutation (the first stage set beyond the cap): friedman1 (n =
+same fit with every permutation (no looks): friedman1 (n =
 ``--rows``, d = 20, noise 1; features 0-4 relevant, 5-19 a partial null) for power and
 the family-wise error over the nulls, and the global null (y drawn apart from X) for the
 size of the overall test and the family-wise error. CPU seconds per fit and the
@@ -31,7 +31,9 @@ def one(scenario, rows, repetition, sequential):
     from pkex_select import HSICShapleySelector, _pairgame, _pvalues
 
     # Set on every call: the workers of joblib run many jobs each.
-    _pairgame.first_stage = _pvalues.first_stage if sequential else (lambda alpha: 10**9)
+    _pairgame.sequential_looks = (
+        _pvalues.sequential_looks if sequential else (lambda alpha, n_permutations: [])
+    )
     X, y = make_friedman1(rows, 20, noise=1.0, random_state=repetition)
     if scenario == "global null":
         y = np.random.default_rng(repetition).permutation(y)
