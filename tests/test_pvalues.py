@@ -223,6 +223,17 @@ def test_settled_decisions_are_far_from_alpha_on_either_side():
     assert settled(np.repeat(p[5], 10), p[0], B, 0.05, risk=1e-3)[0].all()
 
 
+def test_looks_share_the_risk_and_leave_permutations_after_them():
+    from pkex_select._pvalues import first_stage, sequential_looks
+
+    looks = sequential_looks(0.05, 999, risk=1e-3)
+    assert [count for count, _ in looks] == [157, 471]
+    assert sum(share for _, share in looks) == pytest.approx(1e-3)
+    assert looks[0][0] == first_stage(0.05, looks[0][1])
+    assert [count for count, _ in sequential_looks(0.05, 400)] == [157]  # 471 > 400 / 2
+    assert sequential_looks(0.05, 199) == []  # nothing left after the first look
+
+
 def test_settled_decisions_err_together_at_most_at_the_risk():
     """The worst cases of settled's proof, simulated: counts binomial at alpha (p* = alpha,
     so every feature must be rejected) err by a settled keep of some feature; counts just
