@@ -411,7 +411,7 @@ def attribute(
         )
     sequential = alpha is not None and correction == "maxT" and removed is None
     looks = dict(sequential_looks(alpha, n_permutations)) if sequential else {}
-    done, parts = 0, []
+    done, parts, tests = 0, [], None
     for last in [*looks, n_permutations]:
         # The observed labels (row 0) and this stage's permutations.
         rows = np.r_[0, np.arange(done + 1, last + 1)]
@@ -435,29 +435,27 @@ def attribute(
             stage_values, stage_statistics = stage_values[:, 1:], stage_statistics[:, 1:]
         parts.append((stage_values, stage_statistics))
         done = last
-        if last in looks:  # the tests of every permutation so far
+        # Every permutation so far, each scale weighted as in the sum.
+        scale_values = np.concatenate([v for v, _ in parts], axis=1) * scale_weights[:, None, None]
+        scale_statistics = (
+            np.concatenate([s for _, s in parts], axis=1) * scale_weights[:, None]
+        ).T
+        if last in looks:
             family = ~factors.constant
-            so_far_values = np.concatenate([v for v, _ in parts], axis=1)
-            so_far_values = so_far_values * scale_weights[:, None, None]
-            early = permutation_tests(
-                so_far_values,
-                (np.concatenate([s for _, s in parts], axis=1) * scale_weights[:, None]).T,
-                tuple(scales),
-                correction,
-                family,
+            tests = permutation_tests(
+                scale_values, scale_statistics, tuple(scales), correction, family
             )
             features, overall = settled(
-                early.adjusted_pvalues[family],
-                early.pvalue,
+                tests.adjusted_pvalues[family],
+                tests.pvalue,
                 last,
                 alpha,
                 risk=looks[last],
-                keep_pvalues=raised_maxt_pvalues(so_far_values, family)[family],
+                keep_pvalues=raised_maxt_pvalues(scale_values, family)[family],
             )
             if overall and features.all():
-                break
-    values = np.concatenate([v for v, _ in parts], axis=1)
-    statistics = np.concatenate([s for _, s in parts], axis=1)
+                break  # these tests are the fit's
+            tests = None
     interaction_matrix = None
     if interactions is not None:
         pairwise = np.tensordot(scale_weights, pair_values[0], axes=1)
@@ -465,16 +463,10 @@ def attribute(
         interaction_matrix = assemble(
             pairwise[None, ..., None], order_one[None, :, None], interactions
         )[0, ..., 0]
-    scale_values = values * scale_weights[:, None, None]
     observed = scale_values[:, 0].sum(axis=0)
-    tests = None
-    if n_permutations:
+    if n_permutations and tests is None:
         tests = permutation_tests(
-            scale_values,
-            (statistics * scale_weights[:, None]).T,
-            tuple(scales),
-            correction,
-            ~factors.constant,
+            scale_values, scale_statistics, tuple(scales), correction, ~factors.constant
         )
     return Attribution(observed, float(observed.sum()), tuple(scales), interaction_matrix, tests)
 
