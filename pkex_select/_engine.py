@@ -50,13 +50,10 @@ __all__ = [
     "weighted_contributions",
 ]
 
-# Pairs processed together by the compiled quadrature kernel, the vectorised axis of its
-# buffers: at most 64, and fewer for many features, so that its three (features, pairs)
-# buffers stay within _KERNEL_CACHE_BYTES (a core's L2 cache on common CPUs); at least 16,
-# below which loop overhead costs more than the cache misses it saves. At d = 1000 this
-# halves the time.
-_LANES = 64
-_KERNEL_CACHE_BYTES = 2**19
+# The "grouped" path cuts the pairs, sorted by node count, into groups of this many, each
+# integrated with its largest count: a few calls of the kernel per chunk instead of one per
+# count, for at most a few nodes more than each pair needs.
+_GROUP_PAIRS = 64
 # Up to this many exact nodes (d <= 16) the bound saves too little to pay for itself.
 _MIN_ADAPTIVE_NODES = 8
 # Below this many multiply-adds (rows * nodes * d) the bound's bookkeeping (about 0.1 ms a
@@ -174,13 +171,12 @@ def plan_integrals(Z, removed=None, backend="auto", tol=DEFAULT_TOL):
     if most_nodes * n_rows <= counts.sum() + _GATHER_NODES * n_rows:
         # The counts hardly differ (wide kernels): one rule for all, no gathering.
         return IntegralPlan("one rule", gauss_rule(most_nodes))
-    # Pairs sorted by count, in groups of the compiled kernel's width, each group with the
-    # largest count among its pairs: the kernel's lanes stay full.
+    # Pairs sorted by count, in groups, each with the largest count among its pairs.
     order = np.argsort(counts, kind="stable")
-    group_counts = np.maximum.reduceat(counts[order], np.arange(0, n_rows, _LANES))
+    group_counts = np.maximum.reduceat(counts[order], np.arange(0, n_rows, _GROUP_PAIRS))
     if not _saves_enough(group_counts, cap):
         return _exact_plan(n_features)
-    group_of_row = np.repeat(group_counts, _LANES)[:n_rows]
+    group_of_row = np.repeat(group_counts, _GROUP_PAIRS)[:n_rows]
     starts = list(np.flatnonzero(np.diff(group_of_row, prepend=-1))) + [n_rows]
     groups = tuple(
         (order[start:stop], int(group_of_row[start]))
@@ -189,17 +185,11 @@ def plan_integrals(Z, removed=None, backend="auto", tol=DEFAULT_TOL):
     return IntegralPlan("grouped", groups=groups)
 
 
-def _lanes(n_features):
-    """Pairs swept together by the compiled kernel: a multiple of 8 from 16 to 64."""
-    fitting = _KERNEL_CACHE_BYTES // (3 * 8 * max(n_features, 1))
-    return int(min(_LANES, max(16, fitting // 8 * 8)))
-
-
 def integrals_with_rule(Z, removed, rule, backend="auto"):
     """``I_pj`` (see the module docstring) by the quadrature ``rule`` = (t, 1 - t, weights)."""
     if backend == "numpy" or not _integrals.NUMBA:
         return _integrals.loo_integrals_numpy(Z, removed, *rule)
-    return _integrals.loo_integrals_numba(Z, removed, *rule, _lanes(Z.shape[1]))
+    return _integrals.loo_integrals_numba(Z, removed, *rule)
 
 
 def integrate(plan, Z, removed=None, backend="auto"):

