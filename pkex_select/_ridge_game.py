@@ -42,6 +42,8 @@ __all__ = [
     "additive_features",
     "additive_terms",
     "check_rows",
+    "drop_one_gains",
+    "drop_rows",
     "dropped_categories",
     "explained_values",
     "model_factors",
@@ -88,6 +90,10 @@ _CATEGORY_GAIN = 0.01
 # The rows of additive_features and dropped_categories: one eigendecomposition per column
 # tried.
 _CHECK_ROWS = 400
+# The rows of drop_one_gains: one eigendecomposition per candidate, up to 12 a fit. At 400
+# rows they took 0.2 s of a 0.55 s fit at n = 500, d = 20 (0.05 s at 200); the selection
+# study's fold scores are the same with either.
+_DROP_ROWS = 200
 
 
 # The games of a kernel ridge fitted to y: its explanation, and beside it the ANOVA game.
@@ -105,6 +111,11 @@ def check_rows(n_samples, random_state=None):
     """The rows :func:`additive_features` and :func:`dropped_categories` decide on: up to
     400, uniformly, sorted."""
     return subsample_rows(n_samples, _CHECK_ROWS, random_state)
+
+
+def drop_rows(n_samples, random_state=None):
+    """The rows :func:`drop_one_gains` decides on: up to 200, uniformly, sorted."""
+    return subsample_rows(n_samples, _DROP_ROWS, random_state)
 
 
 def ridge_targets(columns, kernels):
@@ -265,6 +276,56 @@ def additive_terms(data, kernels, additive_gammas):
         data[:, columns], np.asarray(kernels)[columns], np.asarray(additive_gammas)[columns]
     )
     return columns, ADDITIVE_WEIGHT * factors
+
+
+def drop_one_gains(
+    data,
+    kernels,
+    gammas,
+    targets,
+    candidates,
+    mismatch_factors=None,
+    additive_gammas=None,
+    n_jobs=None,
+):
+    """How much the ridge's leave-one-out error rises without each candidate feature.
+
+    The ridge of :func:`ridge_fit` (the product kernel and the additive terms of
+    ``additive_gammas``) is fitted on the rows given with every feature, and again with each
+    candidate's factor 1 and its term, if any, left out: one eigendecomposition each.
+
+    Returns
+    -------
+    ndarray of shape (len(candidates),)
+        Each candidate's error over the error with every feature, less 1 (negative where
+        the ridge predicts better without it; inf where it predicts the rows without error
+        with every feature and not without the candidate).
+    """
+    kernels = np.asarray(kernels)
+    gammas = np.asarray(gammas, dtype=np.float64)
+    mismatch = None if mismatch_factors is None else np.asarray(mismatch_factors)
+    terms = {}
+    if additive_gammas is not None and np.any(additive_gammas):
+        columns, term_factors = additive_terms(data, kernels, additive_gammas)
+        terms = dict(zip(columns, np.moveaxis(term_factors, 2, 0)))
+
+    def error_without(j):
+        kept = np.arange(kernels.size) != j  # j None: every feature
+        K = _joint_kernel(
+            data[:, kept], kernels[kept], gammas[kept], None if mismatch is None else mismatch[kept]
+        )
+        for i, term in terms.items():
+            if i != j:
+                K += term
+        return _leave_one_out(K, targets)[0]
+
+    error = error_without(None)
+    candidates = list(candidates)
+    work = len(candidates) * 4 * data.shape[0] ** 3  # an eigendecomposition each
+    errors = np.array(list(run_tasks(error_without, candidates, n_jobs, work=work)), dtype=float)
+    if error == 0:
+        return np.where(errors > 0, np.inf, 0.0)
+    return errors / error - 1.0
 
 
 def _candidates(kernels, gammas, median_gammas, evidence=None):

@@ -39,6 +39,8 @@ from ._ridge_game import (
     MODEL_GAMES,
     additive_features,
     check_rows,
+    drop_one_gains,
+    drop_rows,
     dropped_categories,
     model_factors,
     model_rows,
@@ -171,6 +173,18 @@ def resolve_bandwidth_rule(bandwidth, value_function):
 # and 2000; of those that do, the best summed mean rank over both k fractions on the
 # selection study's tuning half.
 ANOVA_SHARE = 0.3
+# "model+anova": a feature whose ANOVA value is below _UNBACKED_LEVELS noise levels (the
+# largest magnitude of a negative ANOVA value) and without which the ridge's leave-one-out
+# error rises by less than _NEEDED_GAIN keeps _UNBACKED_SHARE of its model share. Chosen on
+# python -m benchmarks.selection.planted at n = 200 (levels 2, 3 and 4, gains 0.05, 0.08 and
+# 0.1, shares 0, 0.03, 0.1 and 0.3; benchmarks/selection/results/rules.md). A share of 0
+# would leave an even effect the ANOVA game misses and the ridge does not need at exactly 0.
+_UNBACKED_LEVELS = 3.0
+_NEEDED_GAIN = 0.08
+_UNBACKED_SHARE = 0.1
+# The candidates of largest model value tried (an eigendecomposition each): the fewest of 3,
+# 5, 8, 12 and 16 that left the planted designs at n = 200 and 500 as with every one tried.
+_UNBACKED_TRIES = 12
 
 
 # "model+anova": the ANOVA game's work, pairs times features (exact on up to 1224 rows at
@@ -397,7 +411,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         if model_game:
             values = self._model_values(features, target, memory, start_statistic, factors)
             if evidence is not None:
-                values = self._model_anova_values(values, evidence())
+                values = self._model_anova_values(values, evidence(), features, target, memory)
             attribution = replace(attribution(), values=values)
         else:
             attribution = attribution()
@@ -532,7 +546,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             additive_gammas=features.additive_gammas,
         )
 
-    def _model_anova_values(self, model_values, anova_values):
+    def _model_anova_values(self, model_values, anova_values, features, target, memory):
         """The values of ``value_function="model+anova"``: each feature's share of the
         model game's values plus ``ANOVA_SHARE`` times its share of the ANOVA game's
         (:meth:`_anova_values`), scaled to add up to 1.
@@ -542,10 +556,46 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         of a feature the model already uses. The ANOVA game gives every feature y depends
         on a positive value, however redundant or whatever its shape, and one it does not
         depend on about 0, so such a feature still ranks above the noise, while the
-        features the model uses keep their order.
+        features the model uses keep their order. A feature the ANOVA game does not back
+        and the ridge predicts as well without (:meth:`_unbacked`) keeps
+        ``_UNBACKED_SHARE`` of its model share: on few rows the ridge spends some of its fit
+        on a noise column, which would then outrank the copies it left out.
         """
-        shares = _positive_shares(model_values) + ANOVA_SHARE * _positive_shares(anova_values)
-        return shares / (1.0 + ANOVA_SHARE)
+        model_shares = _positive_shares(model_values)
+        unbacked = self._unbacked(model_values, anova_values, features, target, memory)
+        dropped = (1.0 - _UNBACKED_SHARE) * model_shares[unbacked].sum()
+        model_shares[unbacked] *= _UNBACKED_SHARE
+        shares = model_shares + ANOVA_SHARE * _positive_shares(anova_values)
+        return shares / (1.0 + ANOVA_SHARE - dropped)
+
+    def _unbacked(self, model_values, anova_values, features, target, memory):
+        """The features whose ANOVA value is below ``_UNBACKED_LEVELS`` times the noise
+        level, the largest magnitude of a negative ANOVA value (a feature y does not depend
+        on has an ANOVA value about 0, of either sign; without a negative one no feature is
+        unbacked), and that the ridge predicts y as well without (:func:`drop_one_gains`
+        below ``_NEEDED_GAIN``, on the rows of :func:`drop_rows`); of those with a positive
+        model value, the ``_UNBACKED_TRIES`` largest are tried."""
+        negative = anova_values[anova_values < 0]
+        level = -negative.min() if negative.size else 0.0
+        candidates = np.flatnonzero((model_values > 0) & (anova_values < _UNBACKED_LEVELS * level))
+        candidates = candidates[np.argsort(-model_values[candidates], kind="stable")]
+        candidates = np.sort(candidates[:_UNBACKED_TRIES])
+        unbacked = np.zeros(model_values.shape, dtype=bool)
+        if candidates.size == 0:
+            return unbacked
+        rows = drop_rows(features.data.shape[0], self._random_state)
+        gains = memory.cache(drop_one_gains, ignore=["n_jobs"])(
+            features.data[rows],
+            features.kernels,
+            features.gammas[0],
+            self._ridge_targets(target, rows),
+            candidates,
+            features.mismatch_factors,
+            features.additive_gammas,
+            n_jobs=self.n_jobs,
+        )
+        unbacked[candidates[gains < _NEEDED_GAIN]] = True
+        return unbacked
 
     def _anova_values(self, features, target, memory, n_jobs):
         """The ANOVA game's values (one scale) on the rows of :func:`_evidence_rows`;

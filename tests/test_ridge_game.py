@@ -8,7 +8,12 @@ import pytest
 from sklearn.datasets import make_friedman1
 from sklearn.kernel_ridge import KernelRidge
 
-from pkex_select import HSICShapleySelector, MMDShapleyAttributor, ProductKernelExplainer
+from pkex_select import (
+    HSICShapleySelector,
+    MMDShapleyAttributor,
+    ProductKernelExplainer,
+    _selection,
+)
 from pkex_select._plan import subsample_rows
 from pkex_select._ridge_game import (
     _PENALTIES,
@@ -19,6 +24,7 @@ from pkex_select._ridge_game import (
     _ridge_weights,
     additive_features,
     additive_terms,
+    drop_one_gains,
     dropped_categories,
     model_factors,
     model_rows,
@@ -266,7 +272,9 @@ def test_rows_are_bounded_by_the_tensor_memory():
     assert rows.size == 500 and np.all(np.diff(rows) > 0)
 
 
-def test_default_ranks_by_the_model_and_anova_games_and_tests_by_the_anova_game():
+def test_default_ranks_by_the_model_and_anova_games_and_tests_by_the_anova_game(monkeypatch):
+    # Every model share kept (the unbacked rule is tested below).
+    monkeypatch.setattr(_selection, "_NEEDED_GAIN", -np.inf)
     X, y = make_friedman1(300, 10, noise=0.5, random_state=0)
     selector = HSICShapleySelector(n_features_to_select=5, random_state=0).fit(X, y)
     assert selector.value_function_ == "model+anova"
@@ -286,6 +294,81 @@ def test_default_ranks_by_the_model_and_anova_games_and_tests_by_the_anova_game(
     tested = HSICShapleySelector(alpha=0.05, random_state=0).fit(X, y)
     assert tested.value_function_ == "anova"
     assert HSICShapleySelector(interactions="SII").fit(X, y).value_function_ == "baseline"
+
+
+def _anova_shares(X, y):
+    anova = HSICShapleySelector(value_function="anova", scales=[1], random_state=0).fit(X, y)
+    return anova.shapley_values_, np.maximum(anova.shapley_values_, 0) / np.sum(
+        np.maximum(anova.shapley_values_, 0)
+    )
+
+
+def test_an_unbacked_feature_keeps_a_tenth_of_its_model_share_and_nothing_else_changes():
+    """The default values are the model shares, some cut to _UNBACKED_SHARE of themselves,
+    plus 0.3 times the ANOVA shares, over 1.3 less what was cut (the set found by trying
+    every set of features); only features whose ANOVA value is below _UNBACKED_LEVELS noise
+    levels are cut, and none is left at 0."""
+    X, y = make_friedman1(300, 10, noise=0.5, random_state=0)
+    values = HSICShapleySelector(n_features_to_select=5, random_state=0).fit(X, y).shapley_values_
+    model = HSICShapleySelector(value_function="model", random_state=0).fit(X, y).shares_
+    anova, anova_shares = _anova_shares(X, y)
+    matches = []
+    for subset in range(2**10):
+        dropped = (subset >> np.arange(10)) & 1 == 1
+        kept = np.where(dropped, _selection._UNBACKED_SHARE * model, model)
+        expected = (kept + ANOVA_SHARE * anova_shares) / (1 + ANOVA_SHARE - (model - kept).sum())
+        if np.allclose(values, expected, rtol=1e-12, atol=1e-15):
+            matches.append(dropped & (model > 0))
+    assert matches
+    dropped = matches[0]
+    assert dropped.any()  # the rule acts on this data set (a noise column the ridge uses)
+    level = -anova[anova < 0].min()
+    assert np.all(anova[dropped] < _selection._UNBACKED_LEVELS * level)
+    assert np.all(values[model > 0] > 0)
+    np.testing.assert_allclose(values.sum(), 1.0, rtol=1e-12)
+
+
+def test_drop_one_gains_are_the_leave_one_out_errors_without_each_feature():
+    """Against the product of the other factors (with a categorical column's mismatch
+    factor and an additive term) and leave-one-out errors from refits at every penalty."""
+    rng = np.random.default_rng(4)
+    X = np.column_stack([rng.normal(size=(24, 3)), rng.integers(0, 3, 24)])
+    targets = (X[:, 0] ** 2 + np.sin(X[:, 1]) + 0.3 * X[:, 3] + 0.2 * rng.normal(size=24))[:, None]
+    targets -= targets.mean()
+    kernels, gammas = ["rbf", "rbf", "laplacian", "delta"], np.array([0.4, 0.01, 0.3, 0.0])
+    mismatch, additive_gammas = np.array([0, 0, 0, 0.4]), np.array([0, 0.5, 0, 0])
+    factors = _factor_tensor(X, kernels, gammas, mismatch)
+    term = ADDITIVE_WEIGHT * _factor_tensor(X[:, [1]], ["rbf"], [0.5])[..., 0]
+
+    def error(without):
+        kept = [j for j in range(4) if j != without]
+        K = np.prod(factors[..., kept], axis=2) + (term if without != 1 else 0.0)
+        return min(_loo_error(K, targets, penalty) for penalty in _PENALTIES)
+
+    gains = drop_one_gains(X, kernels, gammas, targets, [0, 1, 3], mismatch, additive_gammas)
+    expected = [error(j) / error(None) - 1 for j in (0, 1, 3)]
+    np.testing.assert_allclose(gains, expected, rtol=1e-9)
+    assert gains[0] > 0.5  # y's largest part goes with feature 0
+
+
+def test_the_default_ranks_copies_above_a_noise_column_the_ridge_spends_its_fit_on(monkeypatch):
+    """The planted blocks design at n = 200 (data set 3): three near-copies of a signal
+    with an even effect. The ridge spends part of its fit on a noise column, whose model
+    share puts it above a copy; its ANOVA value is at the noise level and the ridge predicts
+    as well without it, so the default cuts its model share."""
+    rng = np.random.default_rng([2026, 0, 3, 6])  # as benchmarks.selection.planted seeds it
+    X = rng.standard_normal((200, 50))
+    relevant = rng.choice(50, 6, replace=False)
+    signal = rng.standard_normal(200)
+    X[:, relevant[:3]] = signal[:, None] + 0.33 * rng.standard_normal((200, 3))
+    c, d, e = relevant[3:]
+    y = np.abs(signal) + (X[:, e] > 0) + X[:, c] * X[:, d] + 0.5 * rng.standard_normal(200)
+    noise = np.setdiff1d(np.arange(X.shape[1]), relevant)
+    values = HSICShapleySelector(random_state=3).fit(X, y).shapley_values_
+    assert values[relevant[:3]].min() > values[noise].max()
+    monkeypatch.setattr(_selection, "_NEEDED_GAIN", -np.inf)  # every model share kept
+    kept = HSICShapleySelector(random_state=3).fit(X, y).shapley_values_
+    assert kept[relevant[:3]].min() < kept[noise].max()
 
 
 def test_the_default_ranks_redundant_copies_above_noise():
