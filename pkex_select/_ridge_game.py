@@ -304,25 +304,41 @@ def drop_one_gains(
     kernels = np.asarray(kernels)
     gammas = np.asarray(gammas, dtype=np.float64)
     mismatch = None if mismatch_factors is None else np.asarray(mismatch_factors)
+    candidates = np.asarray(candidates, dtype=int)
     terms = {}
     if additive_gammas is not None and np.any(additive_gammas):
         columns, term_factors = additive_terms(data, kernels, additive_gammas)
         terms = dict(zip(columns, np.moveaxis(term_factors, 2, 0)))
+    # The other features' kernel once and each candidate's factor apart: a trial is then a
+    # few products of the rows' pairs, not a kernel over every feature.
+    rest = np.setdiff1d(np.arange(kernels.size), candidates)
+    rest_kernel = _joint_kernel(
+        data[:, rest], kernels[rest], gammas[rest], None if mismatch is None else mismatch[rest]
+    )
+    candidate_factors = np.moveaxis(
+        _factor_tensor(
+            data[:, candidates],
+            kernels[candidates],
+            gammas[candidates],
+            None if mismatch is None else mismatch[candidates],
+        ),
+        2,
+        0,
+    ).copy()
 
-    def error_without(j):
-        kept = np.arange(kernels.size) != j  # j None: every feature
-        K = _joint_kernel(
-            data[:, kept], kernels[kept], gammas[kept], None if mismatch is None else mismatch[kept]
-        )
+    def error_without(j):  # j None: every feature
+        K = rest_kernel.copy()
+        for candidate, factor in zip(candidates, candidate_factors):
+            if candidate != j:
+                K *= factor
         for i, term in terms.items():
             if i != j:
                 K += term
         return _leave_one_out(K, targets)[0]
 
     error = error_without(None)
-    candidates = list(candidates)
-    work = len(candidates) * 4 * data.shape[0] ** 3  # an eigendecomposition each
-    errors = np.array(list(run_tasks(error_without, candidates, n_jobs, work=work)), dtype=float)
+    work = candidates.size * 4 * data.shape[0] ** 3  # an eigendecomposition each
+    errors = np.array(list(run_tasks(error_without, list(candidates), n_jobs, work=work)))
     if error == 0:
         return np.where(errors > 0, np.inf, 0.0)
     return errors / error - 1.0
