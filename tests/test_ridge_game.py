@@ -349,6 +349,9 @@ def test_drop_one_gains_are_the_leave_one_out_errors_without_each_feature():
     expected = [error(j) / error(None) - 1 for j in (0, 1, 3)]
     np.testing.assert_allclose(gains, expected, rtol=1e-9)
     assert gains[0] > 0.5  # y's largest part goes with feature 0
+    # A target the ridge predicts without error with or without a feature: no gain (not 0/0).
+    flat = drop_one_gains(X, kernels, gammas, np.zeros_like(targets), [0, 1], mismatch)
+    np.testing.assert_array_equal(flat, [0.0, 0.0])
 
 
 def test_the_default_ranks_copies_above_a_noise_column_the_ridge_spends_its_fit_on(monkeypatch):
