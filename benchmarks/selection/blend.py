@@ -52,9 +52,9 @@ def default_fit(X, y, seed):
     parts = {}
     blend = ShapleySelectorBase._model_anova_values
 
-    def recording(self, model_values, anova_values):
+    def recording(self, model_values, anova_values, *rest):
         parts["model"], parts["anova"] = model_values, anova_values
-        return blend(self, model_values, anova_values)
+        return blend(self, model_values, anova_values, *rest)
 
     ShapleySelectorBase._model_anova_values = recording
     try:
