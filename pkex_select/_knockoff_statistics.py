@@ -127,9 +127,8 @@ class ModelStatistic:
                 return W
         values = explained_values(factors, weights, selector.n_jobs)
         if self.game == "model+anova":
-            anova_values = selector._anova_values(
-                features, target, check_memory(None), selector.n_jobs
-            )
-            values = selector._model_anova_values(values, anova_values)
+            memory = check_memory(None)
+            anova_values = selector._anova_values(features, target, memory, selector.n_jobs)
+            values = selector._model_anova_values(values, anova_values, prepared, target, memory)
         self.name_ = self.game
         return _difference(values)
