@@ -13,6 +13,9 @@ cannot be imported.
 - :func:`loo_integrals_numpy` / ``loo_integrals_numba``: Gauss-Legendre quadrature with
   prefix and suffix products (no division: zero and negative factors are fine), O(m d) per
   pair for m nodes.
+- :func:`point_values_numpy` / ``point_values_numba``: the Shapley values of each point of
+  a kernel expansion whose pairs share their removed factors and weights (a fitted model
+  explained row by row); compiled, one pass per point with each pair's fewest nodes.
 - :func:`series_integrals_numpy` / ``series_integrals_numba``: the series form for factors
   near 1 (``R`` = 1 only), ``I_j = sum_r u_j^r M_r`` with moments ``M_r`` of the full
   product: O((m + R) d) per pair in register-bound loops.
@@ -39,6 +42,9 @@ __all__ = [
     "feature_products_numpy",
     "loo_integrals_numba",
     "loo_integrals_numpy",
+    "padded_rule",
+    "point_values_numba",
+    "point_values_numpy",
     "series_integrals_numba",
     "series_integrals_numpy",
 ]
@@ -115,76 +121,147 @@ def deviations_numpy(Z, removed):
 # of every buffer, so the inner loops vectorise.
 
 
-def _loo_integrals_kernel(Z, removed, nodes, complements, node_weights):
-    """Compiled twin of :func:`loo_integrals_numpy`, one pair at a time.
+def _sweep_kernel(z, r, t, s, w, width, integrals, factors, prefix):
+    """The leave-one-out integrals of one pair (factors ``z``, removed factors ``r`` or None
+    for 1) by the rule ``t``, ``s`` = 1 - t, ``w`` padded to ``width`` nodes, into
+    ``integrals``; ``factors`` and ``prefix`` are (4, d) scratch.
 
     Nodes are taken four at a time (two for the last ones), each with its own running
     product in a register: a forward sweep stores the prefix products, a backward sweep
     carries the suffix products with the weights folded in. The four products are
     independent, so the sweeps run at the multiplier's throughput, not its latency (1.1-1.7x
     the speed of sweeping 64 pairs per node together, which must transpose them first). The
-    nodes are padded to the groups with t = 0 and weight 0. numba prunes the
-    ``removed is None`` branches at compile time.
+    nodes are padded to the groups with t = 0 and weight 0 (:func:`padded_rule`). numba
+    prunes the ``r is None`` branches at compile time.
     """
-    n_rows, n_features = Z.shape
+    n_features = z.size
+    for j in range(n_features):
+        integrals[j] = 0.0
+    k = 0
+    while k < width:
+        if width - k >= 4:
+            a0 = a1 = a2 = a3 = 1.0
+            for j in range(n_features):
+                zj = z[j]
+                rj = 1.0 if r is None else r[j]
+                f0 = s[k] * rj + t[k] * zj
+                f1 = s[k + 1] * rj + t[k + 1] * zj
+                f2 = s[k + 2] * rj + t[k + 2] * zj
+                f3 = s[k + 3] * rj + t[k + 3] * zj
+                factors[0, j], factors[1, j], factors[2, j], factors[3, j] = f0, f1, f2, f3
+                prefix[0, j], prefix[1, j], prefix[2, j], prefix[3, j] = a0, a1, a2, a3
+                a0 *= f0
+                a1 *= f1
+                a2 *= f2
+                a3 *= f3
+            a0, a1, a2, a3 = w[k], w[k + 1], w[k + 2], w[k + 3]
+            for j in range(n_features - 1, -1, -1):
+                integrals[j] += prefix[0, j] * a0 + prefix[1, j] * a1
+                integrals[j] += prefix[2, j] * a2 + prefix[3, j] * a3
+                a0 *= factors[0, j]
+                a1 *= factors[1, j]
+                a2 *= factors[2, j]
+                a3 *= factors[3, j]
+            k += 4
+        else:
+            a0 = a1 = 1.0
+            for j in range(n_features):
+                zj = z[j]
+                rj = 1.0 if r is None else r[j]
+                f0 = s[k] * rj + t[k] * zj
+                f1 = s[k + 1] * rj + t[k + 1] * zj
+                factors[0, j], factors[1, j] = f0, f1
+                prefix[0, j], prefix[1, j] = a0, a1
+                a0 *= f0
+                a1 *= f1
+            a0, a1 = w[k], w[k + 1]
+            for j in range(n_features - 1, -1, -1):
+                integrals[j] += prefix[0, j] * a0 + prefix[1, j] * a1
+                a0 *= factors[0, j]
+                a1 *= factors[1, j]
+            k += 2
+
+
+def padded_rule(nodes, complements, node_weights, width=0):
+    """A quadrature rule padded with t = 0 and weight 0 to the node groups of
+    :func:`_sweep_kernel` (a multiple of four nodes where that leaves one node over, else of
+    two), and on to ``width``: t, 1 - t, the weights, and the width of the groups."""
     n_nodes = nodes.size
-    width = (n_nodes + 3) // 4 * 4 if n_nodes % 4 == 3 else (n_nodes + 1) // 2 * 2
-    t = np.zeros(width)
-    s = np.ones(width)  # 1 - t
-    w = np.zeros(width)
+    groups = (n_nodes + 3) // 4 * 4 if n_nodes % 4 == 3 else (n_nodes + 1) // 2 * 2
+    size = max(groups, width)
+    t = np.zeros(size)
+    s = np.ones(size)
+    w = np.zeros(size)
     t[:n_nodes] = nodes
     s[:n_nodes] = complements
     w[:n_nodes] = node_weights
+    return t, s, w, groups
+
+
+def _loo_integrals_kernel(Z, removed, nodes, complements, node_weights):
+    """Compiled twin of :func:`loo_integrals_numpy`, one pair at a time
+    (:func:`_sweep_kernel`)."""
+    n_rows, n_features = Z.shape
+    t, s, w, width = _padded_rule(nodes, complements, node_weights, 0)
     integrals = np.empty((n_rows, n_features))
     factors = np.empty((4, n_features))
     prefix = np.empty((4, n_features))
     for p in range(n_rows):
-        for j in range(n_features):
-            integrals[p, j] = 0.0
-        k = 0
-        while k < width:
-            if width - k >= 4:
-                a0 = a1 = a2 = a3 = 1.0
-                for j in range(n_features):
-                    z = Z[p, j]
-                    r = 1.0 if removed is None else removed[p, j]
-                    f0 = s[k] * r + t[k] * z
-                    f1 = s[k + 1] * r + t[k + 1] * z
-                    f2 = s[k + 2] * r + t[k + 2] * z
-                    f3 = s[k + 3] * r + t[k + 3] * z
-                    factors[0, j], factors[1, j], factors[2, j], factors[3, j] = f0, f1, f2, f3
-                    prefix[0, j], prefix[1, j], prefix[2, j], prefix[3, j] = a0, a1, a2, a3
-                    a0 *= f0
-                    a1 *= f1
-                    a2 *= f2
-                    a3 *= f3
-                a0, a1, a2, a3 = w[k], w[k + 1], w[k + 2], w[k + 3]
-                for j in range(n_features - 1, -1, -1):
-                    integrals[p, j] += prefix[0, j] * a0 + prefix[1, j] * a1
-                    integrals[p, j] += prefix[2, j] * a2 + prefix[3, j] * a3
-                    a0 *= factors[0, j]
-                    a1 *= factors[1, j]
-                    a2 *= factors[2, j]
-                    a3 *= factors[3, j]
-                k += 4
-            else:
-                a0 = a1 = 1.0
-                for j in range(n_features):
-                    z = Z[p, j]
-                    r = 1.0 if removed is None else removed[p, j]
-                    f0 = s[k] * r + t[k] * z
-                    f1 = s[k + 1] * r + t[k + 1] * z
-                    factors[0, j], factors[1, j] = f0, f1
-                    prefix[0, j], prefix[1, j] = a0, a1
-                    a0 *= f0
-                    a1 *= f1
-                a0, a1 = w[k], w[k + 1]
-                for j in range(n_features - 1, -1, -1):
-                    integrals[p, j] += prefix[0, j] * a0 + prefix[1, j] * a1
-                    a0 *= factors[0, j]
-                    a1 *= factors[1, j]
-                k += 2
+        r = None if removed is None else removed[p]
+        _sweep(Z[p], r, t, s, w, width, integrals[p], factors, prefix)
     return integrals
+
+
+def point_values_numpy(Z, removed, weights, nodes, complements, node_weights, widths, limits):
+    """Shapley values of each point's game in an expansion ``f(x) = sum_p w_p k(x, x_p)``,
+    ``values[a, j, o] = sum_p weights[p, o] (Z[a, p, j] - removed[p, j]) I_apj``.
+
+    ``Z`` (n_points, n_pairs, d), ``removed`` (n_pairs, d), ``weights`` (n_pairs, n_outputs);
+    the rule tables and ``limits`` as :func:`._engine.point_rules` builds them. Every pair
+    takes the last (exact) rule; its compiled twin takes as few nodes as ``limits`` allow,
+    which agree within the tolerance they were built for.
+    """
+    exact = nodes[-1], complements[-1], node_weights[-1]
+    values = np.empty((Z.shape[0], Z.shape[2], weights.shape[1]))
+    for a, point in enumerate(Z):
+        contributions = (point - removed) * loo_integrals_numpy(point, removed, *exact)
+        values[a] = contributions.T @ weights
+    return values
+
+
+def _point_values_kernel(Z, removed, weights, nodes, complements, node_weights, widths, limits):
+    """Compiled twin of :func:`point_values_numpy`, in one pass over each point's pairs.
+
+    Each pair takes the fewest nodes its deviation ``S = sum_j |z_j - r_j|`` allows: m
+    nodes where ``S <= limits[m - 1]`` (:func:`._quadrature.deviation_limits`), row m - 1
+    of the rule tables; the sweep (:func:`_sweep_kernel`), its contributions and their
+    weighted sum follow without temporaries.
+    """
+    n_points, n_pairs, n_features = Z.shape
+    n_outputs = weights.shape[1]
+    most = limits.size
+    values = np.zeros((n_points, n_features, n_outputs))
+    integrals = np.empty(n_features)
+    factors = np.empty((4, n_features))
+    prefix = np.empty((4, n_features))
+    for a in range(n_points):
+        for p in range(n_pairs):
+            z = Z[a, p]
+            r = removed[p]
+            deviation = 0.0
+            for j in range(n_features):
+                deviation += abs(z[j] - r[j])
+            m = 1
+            while m < most and limits[m - 1] < deviation:
+                m += 1
+            m -= 1
+            t, s, w = nodes[m], complements[m], node_weights[m]
+            _sweep(z, r, t, s, w, widths[m], integrals, factors, prefix)
+            for j in range(n_features):
+                contribution = (z[j] - r[j]) * integrals[j]
+                for o in range(n_outputs):
+                    values[a, j, o] += contribution * weights[p, o]
+    return values
 
 
 def _series_integrals_kernel(Z, nodes, node_weights, n_terms):
@@ -280,12 +357,13 @@ def _cache_outside_the_package(dispatcher):
     return dispatcher
 
 
-def compile_kernel(function):
-    """``function`` compiled by numba (no GIL, reassociation allowed), cached out of tree."""
+def compile_kernel(function, inline="never"):
+    """``function`` compiled by numba (no GIL, reassociation allowed), cached out of tree;
+    ``inline="always"`` for one that other kernels call."""
     import numba
 
     return _cache_outside_the_package(
-        numba.njit(nogil=True, fastmath={"reassoc", "contract"})(function)
+        numba.njit(nogil=True, fastmath={"reassoc", "contract"}, inline=inline)(function)
     )
 
 
@@ -302,10 +380,13 @@ except ImportError:  # pragma: no cover - numba is a core dependency
     )
     NUMBA = False
     loo_integrals_numba = series_integrals_numba = deviations_numba = None
-    feature_products_numba = None
+    feature_products_numba = point_values_numba = None
 else:
     NUMBA = True
+    _sweep = compile_kernel(_sweep_kernel, inline="always")
+    _padded_rule = compile_kernel(padded_rule, inline="always")
     loo_integrals_numba = compile_kernel(_loo_integrals_kernel)
+    point_values_numba = compile_kernel(_point_values_kernel)
     series_integrals_numba = compile_kernel(_series_integrals_kernel)
     deviations_numba = compile_kernel(_deviations_kernel)
     feature_products_numba = compile_kernel(_feature_products_kernel)

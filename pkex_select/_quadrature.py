@@ -20,6 +20,7 @@ from scipy.special import gammaln, roots_legendre
 __all__ = [
     "DEFAULT_TOL",
     "SERIES_MAX_DEVIATION",
+    "deviation_limits",
     "exact_node_count",
     "gauss_rule",
     "log_error_bound",
@@ -199,10 +200,19 @@ def node_counts(deviations, n_features, tol=DEFAULT_TOL, weight_degree=0):
     cap = exact_node_count(n_features)
     if tol <= 0:
         return np.full(np.shape(deviations), cap)
+    limits = deviation_limits(n_features, tol, weight_degree)
+    return np.minimum(np.searchsorted(limits, deviations, side="left") + 1, cap)
+
+
+def deviation_limits(n_features, tol=DEFAULT_TOL, weight_degree=0):
+    """For m = 1, ..., ceil(d / 2): the largest deviation S for which m nodes are within
+    ``tol`` (:func:`node_counts`: a pair takes the fewest m with ``S <= limits[m - 1]``,
+    and at most ceil(d / 2)); -1 everywhere for ``tol=0``, so that no pair takes fewer."""
+    cap = exact_node_count(n_features)
+    if tol <= 0:
+        return np.full(cap, -1.0)
     n_factors = n_features - 1 if weight_degree == 0 else None
-    largest = _largest_deviations(cap, float(tol), weight_degree, n_factors)
-    counts = np.searchsorted(largest, deviations, side="left") + 1
-    return np.minimum(counts, cap)
+    return _largest_deviations(cap, float(tol), weight_degree, n_factors)
 
 
 def series_rule(deviation, largest, above, n_features, tol=DEFAULT_TOL):

@@ -29,8 +29,8 @@ from functools import partial
 import numpy as np
 from joblib import effective_n_jobs
 
+from ._engine import point_values
 from ._integrals import feature_products
-from ._interactions import interaction_values
 from ._plan import subsample_rows
 from ._scheduling import run_tasks
 from ._validation import outside_stacklevel
@@ -500,15 +500,7 @@ def explained_values(factors, weights, n_jobs=None, additive=None):
     :func:`ridge_fit` (its ``factors`` and ``weights``), summed over the outputs.
     ``additive``: the pair :func:`additive_terms` returns, the fit's terms of one feature."""
     # A removed feature's factor is its mean over the rows: factors[a, i, j] for point i.
-    removed = factors.mean(axis=0)
-    values = interaction_values(
-        factors,
-        np.broadcast_to(weights, (factors.shape[0], *weights.shape)),
-        index="SV",
-        max_order=1,
-        removed_factors=removed,
-        n_jobs=n_jobs,
-    )
+    values = point_values(factors, factors.mean(axis=0), weights, n_jobs=n_jobs)
     if additive is not None:
         # A term of feature j alone moves only j's value: its own part of the fit, less
         # that part with the factor at its mean.

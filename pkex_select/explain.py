@@ -11,7 +11,7 @@ from scipy.sparse import issparse
 from sklearn.utils.validation import check_array
 
 from . import _models
-from ._engine import pair_contributions
+from ._engine import pair_contributions, point_values
 from ._gp_uncertainty import data_covariance, prior_covariance
 from ._interactions import INDICES, check_index, interaction_values
 from ._models import as_dense, fitted_state, read_model
@@ -478,16 +478,21 @@ class ProductKernelExplainer:
         else:
             values = np.empty(shape)
             for rows, Z in self._factor_batches(inputs):
-                batch_weights = np.broadcast_to(weights, (Z.shape[0],) + weights.shape)
-                values[rows] = interaction_values(
-                    Z,
-                    batch_weights,
-                    index=index,
-                    max_order=max_order,
-                    removed_factors=self._removed_factors,
-                    n_jobs=self.n_jobs,
-                    tol=self.tol,
-                )
+                if index == "SV" and self._removed_factors is not None:
+                    # The expansion's removed factors and weights are each point's.
+                    values[rows] = point_values(
+                        Z, self._removed_factors, weights, n_jobs=self.n_jobs, tol=self.tol
+                    )
+                else:
+                    values[rows] = interaction_values(
+                        Z,
+                        np.broadcast_to(weights, (Z.shape[0],) + weights.shape),
+                        index=index,
+                        max_order=max_order,
+                        removed_factors=self._removed_factors,
+                        n_jobs=self.n_jobs,
+                        tol=self.tol,
+                    )
         return Explanation(
             values=self._shape_outputs(values),
             base_values=self._shape_outputs(base_values),

@@ -8,6 +8,7 @@ from hypothesis.extra.numpy import arrays
 from scipy.special import comb
 
 from pkex_select import pair_contributions, shapley_values
+from pkex_select._engine import point_rules, point_values
 from pkex_select._quadrature import exact_node_count, gauss_rule
 from tests.references import enumeration_shapley, recursion_shapley
 
@@ -247,4 +248,83 @@ def test_removed_factors_per_pair_broadcast_over_points_are_not_copied_wrongly(n
     expected = [shapley_values(Z[k], weights[k], removed_factors=removed) for k in range(n_points)]
     np.testing.assert_allclose(
         shapley_values(Z, weights, removed_factors=removed, chunk_size=7), expected, rtol=1e-13
+    )
+
+
+# ------------------------------------------------ point values: a kernel expansion, fused
+
+
+def _expansion(seed, n_points, n_pairs, n_features, n_outputs, wide):
+    rng = np.random.default_rng(seed)
+    # Wide kernels (factors near their removed factors) take fewer nodes than ceil(d / 2).
+    Z = rng.uniform(0.6 if wide else 0.0, 1.0, (n_points, n_pairs, n_features))
+    removed = rng.uniform(0.6 if wide else 0.1, 1.0, (n_pairs, n_features))
+    return Z, removed, rng.normal(size=(n_pairs, n_outputs))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(1, 5),
+    st.integers(0, 30),
+    st.integers(1, 9),
+    st.integers(1, 3),
+    st.booleans(),
+    st.integers(0, 2**32 - 1),
+)
+def test_point_values_match_enumeration(n_points, n_pairs, n_features, n_outputs, wide, seed):
+    Z, removed, weights = _expansion(seed, n_points, n_pairs, n_features, n_outputs, wide)
+    # With removed factors r != 0, prod_S z prod_{not S} r = prod r * prod_S (z / r): the
+    # game of the ratios with the weights times prod r.
+    scaled = weights * removed.prod(axis=1)[:, None]
+    expected = np.array(
+        [
+            [enumeration_shapley(Z[a] / removed, scaled[:, o]) for o in range(n_outputs)]
+            for a in range(n_points)
+        ]
+    ).transpose(0, 2, 1)
+    for backend in BACKENDS:
+        actual = point_values(Z, removed, weights, backend=backend)
+        assert actual.shape == (n_points, n_features, n_outputs)
+        assert_close(actual, expected, game_scale(weights))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(10, 60), st.booleans(), st.integers(0, 2**32 - 1))
+def test_point_values_with_fewest_nodes_are_their_twin_and_the_general_solver(
+    n_features, wide, seed
+):
+    Z, removed, weights = _expansion(seed, 3, 40, n_features, 2, wide)
+    twin = point_values(Z, removed, weights, backend="numpy")  # the exact rule everywhere
+    general = shapley_values(
+        Z,
+        np.broadcast_to(weights, (3, *weights.shape)),
+        removed_factors=removed,
+        tol=0,
+    )
+    assert_close(twin, general, game_scale(weights))
+    for tol in (2.0**-53, 0.0):
+        compiled = point_values(Z, removed, weights, backend="numba", tol=tol)
+        assert_close(compiled, twin, game_scale(weights))
+
+
+def test_point_values_take_fewer_nodes_only_where_the_bound_holds():
+    Z, removed, weights = _expansion(0, 2, 30, 24, 1, wide=True)
+    nodes, _, _, _, limits = point_rules(24, 2.0**-53)
+    assert nodes.shape[0] == exact_node_count(24) and np.all(np.diff(limits) > 0)
+    # Removed factors above 1 void the bound: every pair takes the exact rule.
+    assert np.all(point_rules(24, 2.0**-53, bounded=False)[4] == -1.0)
+    assert np.all(point_rules(24, 0.0)[4] == -1.0)
+    large = removed * 1.5
+    assert_close(
+        point_values(Z, large, weights),
+        point_values(Z, large, weights, backend="numpy"),
+        game_scale(weights) * 1.5**24,
+    )
+
+
+def test_point_values_do_not_depend_on_threads(monkeypatch):
+    monkeypatch.setattr("pkex_select._scheduling.MIN_PARALLEL_WORK", 0)
+    Z, removed, weights = _expansion(1, 37, 50, 12, 2, wide=False)
+    np.testing.assert_array_equal(
+        point_values(Z, removed, weights, n_jobs=2), point_values(Z, removed, weights)
     )
