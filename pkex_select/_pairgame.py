@@ -172,6 +172,7 @@ def solve(
     progress=None,
     backend="auto",
     tol=DEFAULT_TOL,
+    statistic_only=False,
 ):
     """Shapley values of the statistic under every permutation of the labels, at every scale.
 
@@ -187,6 +188,9 @@ def solve(
         :func:`pkex_select.interaction_values`).
     progress : callable (done, total) or None
         Called after each chunk.
+    statistic_only : bool, default=False
+        No Shapley values: ``values`` has one column, each pair's ``prod_j z_pj - 1`` summed
+        with its weight, the values' sum by efficiency (the baseline game only).
 
     Returns
     -------
@@ -241,6 +245,8 @@ def solve(
                         ]
                     )
                 )
+            elif statistic_only:
+                pair_contributions.append((joint - 1.0)[:, None])
             else:
                 pair_contributions.append(contributions(Z, observed_removed, backend))
             if interaction_index is not None:
@@ -254,7 +260,7 @@ def solve(
         if by_permutation:
             statistics = (chunk_weights @ test_joints).T
         else:
-            n_features = scales[0].shape[1]
+            n_features = pair_contributions[0].shape[1]
             columns = np.hstack([test_joints, *pair_contributions])
             sums = (
                 pair_weights.products(pairs, columns)
@@ -355,6 +361,10 @@ def attribute(
     over each of the statistic's cells (one pass over the pairs first). Where the cells
     depend on the labels (MMD), each permutation is a game of its own: the test costs one
     engine pass per permutation instead of one matrix product.
+    ``value_function=None``: no game, the statistic alone (the baseline game's, which its
+    values would add up to), for the model games, whose values come from elsewhere; the
+    Attribution's ``values`` then hold it as one entry. Neither permutations nor
+    interactions.
 
     Parameters
     ----------
@@ -409,6 +419,9 @@ def attribute(
         removed = RemovedFactors.measure(
             plan, factors, statistic.cells(target, permutations, plan), n_jobs
         )
+    statistic_only = value_function is None
+    if statistic_only and (n_permutations or interactions is not None):
+        raise ValueError("The statistic alone has neither permutation tests nor interactions.")
     sequential = alpha is not None and correction == "maxT" and removed is None
     looks = dict(sequential_looks(alpha, n_permutations)) if sequential else {}
     done, parts, tests = 0, [], None
@@ -423,6 +436,7 @@ def attribute(
             interaction_index=interactions,
             n_jobs=n_jobs,
             progress=progress,
+            statistic_only=statistic_only,
         )
         if not parts:
             moments, pair_values = stage_moments, stage_pairs

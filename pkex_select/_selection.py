@@ -382,6 +382,12 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         features = aligned
         n_permutations = question.permutation_count(self, int((~features.constant).sum()))
         attribute = memory.cache(_pairgame.attribute, ignore=["n_jobs", "progress"])
+        statistic_game = self.value_function_
+        if model_game:
+            # The model games take their values elsewhere: the statistic alone, unless
+            # permutations or interactions ask for the baseline game's values.
+            plain = n_permutations == 0 and self.interactions is None
+            statistic_game = None if plain else "baseline"
         statistic = partial(
             attribute,
             self._statistic(),
@@ -392,7 +398,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             correction=self.correction,
             random_state=self._random_state,
             progress=progress_printer(type(self).__name__, self.verbose),
-            value_function="baseline" if model_game else self.value_function_,
+            value_function=statistic_game,
             anova_weight=self.anova_weight,
             interactions=self.interactions,
             alpha=self.alpha,
