@@ -16,7 +16,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ._engine import contributions, weighted_contributions
+from ._engine import contributions, point_values, weighted_contributions
 from ._features import CentredFactors, GramFactors, resolve_scales
 from ._interactions import INDICES, assemble, chunk_interactions
 from ._pvalues import (
@@ -173,6 +173,7 @@ def solve(
     backend="auto",
     tol=DEFAULT_TOL,
     statistic_only=False,
+    one_weighting=False,
 ):
     """Shapley values of the statistic under every permutation of the labels, at every scale.
 
@@ -191,6 +192,8 @@ def solve(
     statistic_only : bool, default=False
         No Shapley values: ``values`` has one column, each pair's ``prod_j z_pj - 1`` summed
         with its weight, the values' sum by efficiency (the baseline game only).
+    one_weighting : bool, default=False
+        Whether ``weights`` has one row (no permutations).
 
     Returns
     -------
@@ -218,9 +221,13 @@ def solve(
         scales = factors(pairs)
         pair_cells = None if removed is None else removed.cells.pair_cells(pairs)
         by_permutation = removed is not None and removed.by_permutation
-        # The weights themselves where a game per permutation or an index needs them; else
-        # only their products with the pairs' values.
-        needs_weights = by_permutation or interaction_index is not None
+        # One weighting, the labels' own: each pair's values weighted and summed in the
+        # compiled pass (point_values). Several: the contributions once, then their
+        # products with every permutation's weights.
+        weighted_pass = one_weighting and not (by_permutation or statistic_only)
+        # The weights themselves where a game per permutation, an index or the weighted
+        # pass needs them; else only their products with the pairs' values.
+        needs_weights = by_permutation or interaction_index is not None or weighted_pass
         chunk_weights = pair_weights(pairs) if needs_weights else None
         values, pair_contributions, moments = [], [], np.zeros((len(scales), 3))
         pairwise, order_one = [], []
@@ -247,6 +254,9 @@ def solve(
                 )
             elif statistic_only:
                 pair_contributions.append((joint - 1.0)[:, None])
+            elif weighted_pass:
+                weighted = point_values(Z[None], observed_removed, chunk_weights.T, backend=backend)
+                values.append(weighted[0].T)
             else:
                 pair_contributions.append(contributions(Z, observed_removed, backend))
             if interaction_index is not None:
@@ -257,7 +267,7 @@ def solve(
                 order_one.append(chunk_order_one[:, 0])
         # Every weighted sum in one matrix product: the weights (n_perm, n_pairs) are the
         # large operand, so they are read once.
-        if by_permutation:
+        if by_permutation or weighted_pass:
             statistics = (chunk_weights @ test_joints).T
         else:
             n_features = pair_contributions[0].shape[1]
@@ -437,6 +447,7 @@ def attribute(
             n_jobs=n_jobs,
             progress=progress,
             statistic_only=statistic_only,
+            one_weighting=len(rows) == 1,
         )
         if not parts:
             moments, pair_values = stage_moments, stage_pairs
