@@ -172,7 +172,6 @@ def solve(
     progress=None,
     backend="auto",
     tol=DEFAULT_TOL,
-    statistic_only=False,
     one_weighting=False,
 ):
     """Shapley values of the statistic under every permutation of the labels, at every scale.
@@ -189,9 +188,6 @@ def solve(
         :func:`pkex_select.interaction_values`).
     progress : callable (done, total) or None
         Called after each chunk.
-    statistic_only : bool, default=False
-        No Shapley values: ``values`` has one column, each pair's ``prod_j z_pj - 1`` summed
-        with its weight, the values' sum by efficiency (the baseline game only).
     one_weighting : bool, default=False
         Whether ``weights`` has one row (no permutations).
 
@@ -224,7 +220,7 @@ def solve(
         # One weighting, the labels' own: each pair's values weighted and summed in the
         # compiled pass (point_values). Several: the contributions once, then their
         # products with every permutation's weights.
-        weighted_pass = one_weighting and not (by_permutation or statistic_only)
+        weighted_pass = one_weighting and not by_permutation
         # The weights themselves where a game per permutation, an index or the weighted
         # pass needs them; else only their products with the pairs' values.
         needs_weights = by_permutation or interaction_index is not None or weighted_pass
@@ -252,8 +248,6 @@ def solve(
                         ]
                     )
                 )
-            elif statistic_only:
-                pair_contributions.append((joint - 1.0)[:, None])
             elif weighted_pass:
                 weighted = point_values(Z[None], observed_removed, chunk_weights.T, backend=backend)
                 values.append(weighted[0].T)
@@ -270,7 +264,7 @@ def solve(
         if by_permutation or weighted_pass:
             statistics = (chunk_weights @ test_joints).T
         else:
-            n_features = pair_contributions[0].shape[1]
+            n_features = scales[0].shape[1]
             columns = np.hstack([test_joints, *pair_contributions])
             sums = (
                 pair_weights.products(pairs, columns)
@@ -371,10 +365,6 @@ def attribute(
     over each of the statistic's cells (one pass over the pairs first). Where the cells
     depend on the labels (MMD), each permutation is a game of its own: the test costs one
     engine pass per permutation instead of one matrix product.
-    ``value_function=None``: no game, the statistic alone (the baseline game's, which its
-    values would add up to), for the model games, whose values come from elsewhere; the
-    Attribution's ``values`` then hold it as one entry. Neither permutations nor
-    interactions.
 
     Parameters
     ----------
@@ -429,9 +419,6 @@ def attribute(
         removed = RemovedFactors.measure(
             plan, factors, statistic.cells(target, permutations, plan), n_jobs
         )
-    statistic_only = value_function is None
-    if statistic_only and (n_permutations or interactions is not None):
-        raise ValueError("The statistic alone has neither permutation tests nor interactions.")
     sequential = alpha is not None and correction == "maxT" and removed is None
     looks = dict(sequential_looks(alpha, n_permutations)) if sequential else {}
     done, parts, tests = 0, [], None
@@ -446,7 +433,6 @@ def attribute(
             interaction_index=interactions,
             n_jobs=n_jobs,
             progress=progress,
-            statistic_only=statistic_only,
             one_weighting=len(rows) == 1,
         )
         if not parts:

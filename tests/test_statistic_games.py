@@ -230,28 +230,3 @@ def test_the_joint_kernel_in_one_exponential_is_the_product_of_the_factors(kerne
     np.testing.assert_array_equal(
         JointFactors(infinite)(pairs)[0], np.prod(infinite(pairs)[0], axis=1, keepdims=True)
     )
-
-
-@pytest.mark.parametrize("estimate", ["unbiased", "biased", "block"])
-@pytest.mark.parametrize("scales", [(1.0,), (0.5, 1.0, 2.0)])
-def test_the_statistic_alone_is_the_baseline_games_sum(estimate, scales):
-    """The model games take only the statistic from the pair game: computed alone (each
-    pair's joint kernel minus 1, weighted), it is what the baseline game's values add up to."""
-    from pkex_select._features import prepare_features
-    from pkex_select._pairgame import attribute
-    from pkex_select._statistics import HSIC
-
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(120, 6))
-    y = X[:, 0] ** 2 + 0.3 * rng.normal(size=120)
-    features = prepare_features(X, np.zeros(6, dtype=bool), scales=scales)
-    factors = DataFactors(features.data, features.kernels, features.gammas, features.constant)
-    options = dict(scales=scales, random_state=0)
-    statistic = HSIC(estimate, block_size=10, n_repetitions=2)
-    game = attribute(statistic, factors, HSIC.target(y), **options)
-    alone = attribute(statistic, factors, HSIC.target(y), value_function=None, **options)
-    assert alone.values.shape == (1,) and alone.tests is None
-    np.testing.assert_allclose(alone.statistic, game.statistic, rtol=1e-12)
-    np.testing.assert_allclose(alone.values.sum(), game.values.sum(), rtol=1e-12)
-    with pytest.raises(ValueError, match="neither permutation"):
-        attribute(statistic, factors, HSIC.target(y), value_function=None, n_permutations=9)

@@ -21,9 +21,10 @@ Results are cached per (data set, method, fold) under ``OUT/cache``; ``scores.cs
 every fold's score, ``ranks.md`` the mean-rank table (per data set the methods are ranked by
 their mean score over the folds, ties sharing the mean rank) and the default's fold-by-fold
 wins, ties and losses against each peer. With ``--recompute``, only the methods named are
-run; the others' fold scores are read from the committed scores file of the same panel and
-fraction under ``results/`` (whatever ``--out`` says), so that a change to the default is
-measured against the same peers' scores without running them again.
+run, afresh (their cache is written over: its key does not know the code); the others' fold
+scores are read from the committed scores file of the same panel and fraction under
+``results/`` (whatever ``--out`` says), so that a change to the default is measured against
+the same peers' scores without running them again.
 """
 
 import argparse
@@ -183,7 +184,7 @@ def run_task(name, method, fold, args):
     cache = (
         args.out / "cache" / f"{args.fraction:g}" / name / _cache_key(method) / f"fold{fold}.json"
     )
-    if cache.exists():
+    if cache.exists() and method not in (args.recompute or ()):
         return json.loads(cache.read_text())
     dataset = datasets.load(name)
     train, test = folds(dataset, args.folds, args.seed)[fold]
