@@ -285,6 +285,21 @@ def ranks_text(scores, methods, title):
         for m in order
     ]
     text = f"## {title}\n\n" + markdown_table(header, table)
+    peers = [m for m in methods if m == "default" or m in PEERS]
+    if "default" in methods and len(peers) < len(methods):
+        # The package's other games are ablations of the default, not competitors: the
+        # ranks among the default and the peers alone, computed again without them.
+        alone = {d: {m: by_method[m] for m in peers} for d, by_method in scores.items()}
+        peer_ranks, peer_per_set = mean_ranks(alone)
+        peer_intervals = rank_intervals(peer_per_set, peers)
+        text += "\nAmong the default and the peers alone (the ranks computed again):\n\n"
+        text += markdown_table(
+            ["method", "mean rank", "95% interval"],
+            [
+                [m, f"{peer_ranks[m]:.2f}", "[{:.2f}, {:.2f}]".format(*peer_intervals[m])]
+                for m in sorted(peers, key=peer_ranks.get)
+            ],
+        )
     if "default" in methods:
         duels = [
             [other, *map(str, head_to_head(scores, "default", other))]
