@@ -285,14 +285,18 @@ def ranks_text(scores, methods, title):
         for m in order
     ]
     text = f"## {title}\n\n" + markdown_table(header, table)
-    peers = [m for m in methods if m == "default" or m in PEERS]
+    # The paper's game is the published method; the package's other games are ablations of
+    # the default, not competitors: the ranks among the default and the peers alone,
+    # computed again without them.
+    peers = [m for m in methods if m in ("default", "paper", *PEERS)]
     if "default" in methods and len(peers) < len(methods):
-        # The package's other games are ablations of the default, not competitors: the
-        # ranks among the default and the peers alone, computed again without them.
         alone = {d: {m: by_method[m] for m in peers} for d, by_method in scores.items()}
         peer_ranks, peer_per_set = mean_ranks(alone)
         peer_intervals = rank_intervals(peer_per_set, peers)
-        text += "\nAmong the default and the peers alone (the ranks computed again):\n\n"
+        text += (
+            "\nAmong the default and the peers alone, the paper's game one of them (the "
+            "ranks computed again):\n\n"
+        )
         text += markdown_table(
             ["method", "mean rank", "95% interval"],
             [
