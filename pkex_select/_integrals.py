@@ -117,8 +117,7 @@ def deviations_numpy(Z, removed):
 
 
 # ----------------------------------------------------------------------- compiled twins
-# Written as plain Python over scalars (numba compiles them); pairs are the contiguous axis
-# of every buffer, so the inner loops vectorise.
+# Written as plain Python over scalars (numba compiles them), each pair along its features.
 
 
 def _sweep_kernel(z, r, t, s, w, width, integrals, factors, prefix):
