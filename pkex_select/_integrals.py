@@ -206,8 +206,11 @@ def _loo_integrals_kernel(Z, removed, nodes, complements, node_weights):
     factors = np.empty((4, n_features))
     prefix = np.empty((4, n_features))
     for p in range(n_rows):
-        r = None if removed is None else removed[p]
-        _sweep(Z[p], r, t, s, w, width, integrals[p], factors, prefix)
+        # Two calls, not an optional argument: numba < 0.60 cannot type one.
+        if removed is None:
+            _sweep(Z[p], None, t, s, w, width, integrals[p], factors, prefix)
+        else:
+            _sweep(Z[p], removed[p], t, s, w, width, integrals[p], factors, prefix)
     return integrals
 
 
@@ -247,18 +250,21 @@ def _point_values_kernel(Z, removed, weights, nodes, complements, node_weights, 
     for a in range(n_points):
         for p in range(n_pairs):
             z = Z[a, p]
-            r = None if removed is None else removed[p]
             deviation = 0.0
             for j in range(n_features):
-                deviation += abs(z[j] - (1.0 if r is None else r[j]))
+                deviation += abs(z[j] - (1.0 if removed is None else removed[p, j]))
             m = 1
             while m < most and limits[m - 1] < deviation:
                 m += 1
             m -= 1
             t, s, w = nodes[m], complements[m], node_weights[m]
-            _sweep(z, r, t, s, w, widths[m], integrals, factors, prefix)
+            # Two calls, not an optional argument: numba < 0.60 cannot type one.
+            if removed is None:
+                _sweep(z, None, t, s, w, widths[m], integrals, factors, prefix)
+            else:
+                _sweep(z, removed[p], t, s, w, widths[m], integrals, factors, prefix)
             for j in range(n_features):
-                contribution = (z[j] - (1.0 if r is None else r[j])) * integrals[j]
+                contribution = (z[j] - (1.0 if removed is None else removed[p, j])) * integrals[j]
                 for o in range(n_outputs):
                     values[a, j, o] += contribution * weights[p, o]
     return values
