@@ -564,8 +564,8 @@ def point_values(Z, removed, weights, *, n_jobs=None, backend="auto", tol=DEFAUL
     Parameters
     ----------
     Z : ndarray of shape (n_points, n_pairs, n_features)
-    removed : ndarray of shape (n_pairs, n_features) or None
-        None for 1 (the removal game).
+    removed : ndarray of shape (n_pairs, n_features)
+        Without removed factors (1) the general path's series form may be far cheaper.
     weights : ndarray of shape (n_pairs, n_outputs)
     n_jobs : int, default=None
         Threads sharing the points.
@@ -578,8 +578,7 @@ def point_values(Z, removed, weights, *, n_jobs=None, backend="auto", tol=DEFAUL
     values : ndarray of shape (n_points, n_features, n_outputs)
     """
     Z = np.ascontiguousarray(Z, dtype=np.float64)
-    if removed is not None:
-        removed = np.ascontiguousarray(removed, dtype=np.float64)
+    removed = np.ascontiguousarray(removed, dtype=np.float64)
     weights = np.ascontiguousarray(weights, dtype=np.float64)
     rules = point_rules(Z.shape[2], float(tol), _bound_applies(removed))
     if backend == "numpy" or not _integrals.NUMBA:

@@ -218,16 +218,15 @@ def point_values_numpy(Z, removed, weights, nodes, complements, node_weights, wi
     """Shapley values of each point's game in an expansion ``f(x) = sum_p w_p k(x, x_p)``,
     ``values[a, j, o] = sum_p weights[p, o] (Z[a, p, j] - removed[p, j]) I_apj``.
 
-    ``Z`` (n_points, n_pairs, d), ``removed`` (n_pairs, d) or None for 1, ``weights``
-    (n_pairs, n_outputs); the rule tables and ``limits`` as :func:`._engine.point_rules`
-    builds them. Every pair takes the last (exact) rule; its compiled twin takes as few
-    nodes as ``limits`` allow, which agree within the tolerance they were built for.
+    ``Z`` (n_points, n_pairs, d), ``removed`` (n_pairs, d), ``weights`` (n_pairs,
+    n_outputs); the rule tables and ``limits`` as :func:`._engine.point_rules` builds them.
+    Every pair takes the last (exact) rule; its compiled twin takes as few nodes as
+    ``limits`` allow, which agree within the tolerance they were built for.
     """
     exact = nodes[-1], complements[-1], node_weights[-1]
     values = np.empty((Z.shape[0], Z.shape[2], weights.shape[1]))
     for a, point in enumerate(Z):
-        differences = point - (1.0 if removed is None else removed)
-        contributions = differences * loo_integrals_numpy(point, removed, *exact)
+        contributions = (point - removed) * loo_integrals_numpy(point, removed, *exact)
         values[a] = contributions.T @ weights
     return values
 
@@ -249,22 +248,18 @@ def _point_values_kernel(Z, removed, weights, nodes, complements, node_weights, 
     prefix = np.empty((4, n_features))
     for a in range(n_points):
         for p in range(n_pairs):
-            z = Z[a, p]
+            z, r = Z[a, p], removed[p]
             deviation = 0.0
             for j in range(n_features):
-                deviation += abs(z[j] - (1.0 if removed is None else removed[p, j]))
+                deviation += abs(z[j] - r[j])
             m = 1
             while m < most and limits[m - 1] < deviation:
                 m += 1
             m -= 1
             t, s, w = nodes[m], complements[m], node_weights[m]
-            # Two calls, not an optional argument: numba < 0.60 cannot type one.
-            if removed is None:
-                _sweep(z, None, t, s, w, widths[m], integrals, factors, prefix)
-            else:
-                _sweep(z, removed[p], t, s, w, widths[m], integrals, factors, prefix)
+            _sweep(z, r, t, s, w, widths[m], integrals, factors, prefix)
             for j in range(n_features):
-                contribution = (z[j] - (1.0 if removed is None else removed[p, j])) * integrals[j]
+                contribution = (z[j] - r[j]) * integrals[j]
                 for o in range(n_outputs):
                     values[a, j, o] += contribution * weights[p, o]
     return values

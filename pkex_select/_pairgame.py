@@ -217,10 +217,12 @@ def solve(
         scales = factors(pairs)
         pair_cells = None if removed is None else removed.cells.pair_cells(pairs)
         by_permutation = removed is not None and removed.by_permutation
-        # One weighting, the labels' own: each pair's values weighted and summed in the
-        # compiled pass (point_values). Several: the contributions once, then their
-        # products with every permutation's weights.
-        weighted_pass = one_weighting and not by_permutation
+        # One weighting, the labels' own, and removed factors: each pair's values weighted
+        # and summed in the compiled pass (point_values). Several: the contributions once,
+        # then their products with every permutation's weights. Without removed factors the
+        # plan's series path (linear in d for factors near 1) can be far cheaper than any
+        # quadrature: at d = 10^4 the pass would take thousands of nodes per pair.
+        weighted_pass = one_weighting and removed is not None and not by_permutation
         # The weights themselves where a game per permutation, an index or the weighted
         # pass needs them; else only their products with the pairs' values.
         needs_weights = by_permutation or interaction_index is not None or weighted_pass
