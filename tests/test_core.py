@@ -20,7 +20,7 @@ from pkex_select import (
     shapley_values,
 )
 from pkex_select._engine import integrate, plan_integrals
-from pkex_select._plan import pairs_of_rows
+from pkex_select._plan import SampleBlocks, pairs_of_rows
 from pkex_select._quadrature import gauss_rule
 from pkex_select.kernels import gram_matrices
 
@@ -254,12 +254,13 @@ def test_compiled_row_centring_is_its_numpy_twin(n_samples, n_features, weight, 
     st.integers(3, 40),
     st.lists(st.sampled_from(["rbf", "laplacian", "cauchy", "delta"]), min_size=1, max_size=8),
     st.integers(1, 2),
+    st.booleans(),
     st.integers(0, 2**32 - 1),
 )
-def test_compiled_joint_kernel_is_its_numpy_twin(n_samples, kernels, n_scales, seed):
+def test_compiled_joint_kernel_is_its_numpy_twin(n_samples, kernels, n_scales, blocked, seed):
     """DataFactors.joint sums the exponential kernels' exponents in one compiled pass over
-    runs of rows; the NumPy path (differences, distances, matrix-vector products) and the
-    product of the factors agree with it."""
+    runs of rows, or over blocks of samples drawn at random; the NumPy path (differences,
+    distances, matrix-vector products) and the product of the factors agree with it."""
     from pkex_select import _features
 
     rng = np.random.default_rng(seed)
@@ -268,8 +269,13 @@ def test_compiled_joint_kernel_is_its_numpy_twin(n_samples, kernels, n_scales, s
     X[:, delta] = rng.integers(0, 3, (n_samples, delta.sum()))
     gammas = [rng.uniform(0.01, 2.0, len(kernels)) for _ in range(n_scales)]
     factors = _features.DataFactors(X, kernels, gammas)
-    start = int(rng.integers(0, n_samples - 1))
-    pairs = pairs_of_rows((start, int(rng.integers(start + 1, n_samples))), n_samples)
+    if blocked:
+        block_size = int(rng.integers(2, n_samples + 1))
+        plan = SampleBlocks(n_samples, block_size, 3, np.random.RandomState(seed), 8)
+        pairs = plan.pairs(plan.chunks[0])
+    else:
+        start = int(rng.integers(0, n_samples - 1))
+        pairs = pairs_of_rows((start, int(rng.integers(start + 1, n_samples))), n_samples)
     compiled = factors.joint(pairs)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_features, "NUMBA", False)
