@@ -54,6 +54,15 @@ def _values(estimator, data=X, target=y):
 
 
 # ----------------------------------------------------------------- parameters
+
+
+class _NoCache:
+    """Neither a path nor an object with a ``cache`` method; its repr names the test the
+    same in every process (pytest-xdist's workers must collect the same ids)."""
+
+    def __repr__(self):
+        return "_NoCache()"
+
 PARAMETERS = {
     "n_features_to_select": [
         (0, ERROR),
@@ -124,7 +133,7 @@ PARAMETERS = {
     "n_knockoffs": [(0, ERROR), (True, ERROR), (2.5, ERROR), (-2, ERROR)],
     "random_state": [("seed", ERROR), (-1, ERROR), (1.5, ERROR), (0, OK), (2**31, OK)],
     "n_jobs": [(1.5, ERROR), ("all", ERROR), (-1, OK), (2, OK), (1, OK)],
-    "memory": [(3, ERROR), (object(), ERROR)],
+    "memory": [(3, ERROR), (_NoCache(), ERROR)],
     "verbose": [(-1, ERROR), ("loud", ERROR), (0, OK)],
     "estimate": [("exact", ERROR), (None, ERROR), ("block", OK), ("unbiased", OK)],
     "block_size": [(1, ERROR), (0, ERROR), (2.5, ERROR), (10**6, OK), (10, OK)],
