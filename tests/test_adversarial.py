@@ -63,6 +63,7 @@ class _NoCache:
     def __repr__(self):
         return "_NoCache()"
 
+
 PARAMETERS = {
     "n_features_to_select": [
         (0, ERROR),
