@@ -542,9 +542,11 @@ def _interrupted():
 
 
 def _import_the_library():
-    """Import NumPy, pandas, scikit-learn and the estimators with Ctrl-C held back until
-    they are loaded: NumPy turns an interrupt inside its compiled modules into an ImportError
-    (and a traceback). A Ctrl-C pressed meanwhile then ends the command as usual."""
+    """Import NumPy, pandas, scikit-learn and the estimators, and find the thread pools the
+    fit limits, with Ctrl-C held back until they are done: NumPy turns an interrupt inside
+    its compiled modules into an ImportError (and a traceback), and threadpoolctl's walk of
+    the loaded libraries loses one. A Ctrl-C pressed meanwhile then ends the command as
+    usual."""
     import signal
 
     block = getattr(signal, "pthread_sigmask", None)  # POSIX only
@@ -554,6 +556,9 @@ def _import_the_library():
         import pandas  # noqa: F401  (NumPy with it)
 
         from . import HSICShapleySelector  # noqa: F401  (scikit-learn and numba with it)
+        from ._scheduling import blas_controller
+
+        blas_controller()  # the fit's thread limits, found once
     finally:
         if block is not None:
             block(signal.SIG_UNBLOCK, {signal.SIGINT})

@@ -14,10 +14,13 @@ from itertools import islice
 from numbers import Integral
 
 from joblib import Parallel, delayed, effective_n_jobs
+from threadpoolctl import ThreadpoolController
 
 __all__ = [
     "beside",
+    "blas_controller",
     "MIN_PARALLEL_WORK",
+    "one_blas_thread",
     "progress_printer",
     "row_slices",
     "rows_per_task",
@@ -31,6 +34,21 @@ __all__ = [
 TASK_BYTES = 2**20
 # Below this many multiply-adds a thread pool costs more than it saves.
 MIN_PARALLEL_WORK = 2e7
+
+
+@cache
+def blas_controller():
+    """threadpoolctl's controller of the loaded thread pools, found once. Each
+    ``threadpool_limits`` call walks every loaded library again, from a ctypes callback in
+    which a Ctrl-C cannot be raised (it printed a traceback and was lost); the command line
+    builds this with Ctrl-C held back. NumPy's and SciPy's BLAS, the ones the fits call, are
+    loaded with the package (scikit-learn imports scipy.linalg)."""
+    return ThreadpoolController()
+
+
+def one_blas_thread():
+    """A context in which BLAS runs on one thread (:func:`blas_controller`)."""
+    return blas_controller().limit(limits=1, user_api="blas")
 
 
 def rows_per_task(n_rows, row_bytes, n_jobs=None):

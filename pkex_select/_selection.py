@@ -18,7 +18,6 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted, check_memory, validate_data
-from threadpoolctl import threadpool_limits
 
 from . import _pairgame
 from ._bandwidth_alignment import aligned_bandwidths, alignment_rows
@@ -47,7 +46,7 @@ from ._ridge_game import (
     model_values,
     set_aside_errors,
 )
-from ._scheduling import beside, progress_printer
+from ._scheduling import beside, one_blas_thread, progress_printer
 from ._sklearn_compat import HasMethods, Interval, StrOptions, get_output_config
 from ._spelling import spelled
 from ._statistics import VALUE_FUNCTIONS
@@ -316,7 +315,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         # The fit's BLAS calls are small (the alignment's matrix-vector products, eigen-
         # decompositions of at most 1000 rows): threads only oversubscribe them, up to 2.5x
         # the wall time on two cores. Its large independent pieces take n_jobs instead.
-        with threadpool_limits(1, user_api="blas"):
+        with one_blas_thread():
             return self._fit(X, y)
 
     def _fit(self, X, y):

@@ -397,6 +397,28 @@ def test_the_fit_runs_blas_on_one_thread(monkeypatch):
     assert seen and set(seen) == {1}
 
 
+def test_the_fit_finds_the_thread_pools_once(monkeypatch):
+    """The loaded libraries are walked once, not at every fit (a Ctrl-C during the walk is
+    lost, and the command line does it with Ctrl-C held back)."""
+    import threadpoolctl
+
+    from pkex_select import _scheduling
+
+    _scheduling.blas_controller.cache_clear()
+    built = []
+    original = threadpoolctl.ThreadpoolController.__init__
+
+    def counting(self, *args, **kwargs):
+        built.append(1)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(threadpoolctl.ThreadpoolController, "__init__", counting)
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    for _ in range(3):
+        HSICShapleySelector(2).fit(X, X[:, 0])
+    assert len(built) == 1
+
+
 @pytest.mark.parametrize("threshold", ["mean", "median", "1.5*mean", " 0.5 * median "])
 def test_threshold_strings_follow_select_from_model(threshold):
     from sklearn.feature_selection._from_model import _calculate_threshold
