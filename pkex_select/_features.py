@@ -149,10 +149,16 @@ def prepare_features(
         if not np.all(np.isfinite(columns[:, numeric])):
             raise ValueError("Input X contains NaN or infinity.")
     else:
-        columns = np.array(X, dtype=np.float64)
-    constant = np.all(columns == columns[:1], axis=0)
-    _warn_identifiers(columns, categorical, column_names)
-    columns[:, numeric] = standardise(columns[:, numeric])[0]
+        columns = np.asarray(X, dtype=np.float64)
+    if numeric.all():
+        # Standardised column by column (in Fortran order, whose sums along a column are
+        # NumPy's pairwise ones), then back in rows: one copy each way, X left as it is.
+        columns, constant = standardise(np.asfortranarray(columns))
+        columns = np.ascontiguousarray(columns)
+    else:  # columns is the encoded copy
+        constant = np.all(columns == columns[:1], axis=0)
+        _warn_identifiers(columns, categorical, column_names)
+        columns[:, numeric] = standardise(columns[:, numeric])[0]
     kernels = tuple("delta" if is_categorical else kernel for is_categorical in categorical)
     resolved = resolve_scales(scales, int(numeric.sum()))
     prepared = PreparedFeatures(columns, kernels, None, resolved, None, constant, categorical)

@@ -268,7 +268,11 @@ def standardise(columns):
     """
     columns = np.asarray(columns, dtype=np.float64)
     constant = np.all(columns == columns[:1], axis=0)
-    exponent = np.frexp(np.max(np.abs(columns), axis=0, initial=0.0))[1]
+    # The largest magnitude without a temporary of |columns| (as large as the data).
+    largest = np.maximum(
+        np.max(columns, axis=0, initial=0.0), -np.min(columns, axis=0, initial=0.0)
+    )
+    exponent = np.frexp(largest)[1]
     scaled = np.ldexp(columns, -exponent)
     scaled -= scaled.mean(axis=0)
     std = scaled.std(axis=0)
