@@ -8,6 +8,7 @@ game and the bandwidth alignment sum over the pairs of a subsample of rows
 """
 
 from functools import lru_cache
+from numbers import Integral
 from typing import NamedTuple
 
 import numpy as np
@@ -28,7 +29,19 @@ def subsample_rows(n_samples, most, random_state=None):
     """All rows up to ``most``, else ``most`` of them drawn uniformly; sorted."""
     if n_samples <= most:
         return np.arange(n_samples)
+    if isinstance(random_state, Integral):
+        return np.sort(_seeded_permutation(n_samples, int(random_state))[:most])
     return np.sort(check_random_state(random_state).choice(n_samples, most, replace=False))
+
+
+@lru_cache(maxsize=1)
+def _seeded_permutation(n_samples, seed):
+    """``RandomState(seed).permutation(n_samples)``, whose first rows are what
+    ``choice(n_samples, most, replace=False)`` draws: a fit's six subsamples from one seed
+    share it, drawn once (a permutation of 10^6 rows took 25 ms)."""
+    order = np.random.RandomState(seed).permutation(n_samples)
+    order.flags.writeable = False
+    return order
 
 
 class Pairs(NamedTuple):

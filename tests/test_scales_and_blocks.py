@@ -10,7 +10,7 @@ from pkex_select import (
     hsic_shapley_values,
     mmd_shapley_values,
 )
-from pkex_select._plan import SampleBlocks
+from pkex_select._plan import SampleBlocks, subsample_rows
 from pkex_select._pvalues import overall_pvalue, studentise
 from pkex_select.kernels import gram_matrices
 from tests.references import shapley_from_coalition_values
@@ -408,3 +408,15 @@ def test_target_levels_beyond_most_are_none():
     assert HSIC.target(rng.normal(size=(500, 2)), kernel="rbf").levels(most=32) is None
     assert TargetGram(np.eye(40)).levels(most=32) is None
     assert TargetGram(np.eye(20)).levels(most=32)[1].size == 20
+
+
+@pytest.mark.parametrize("seed", [0, 7, np.int64(3), 2**32 - 1])
+def test_a_seeded_subsample_is_the_draw_of_its_seed(seed):
+    """With an int seed the subsamples come from one cached permutation; they are the rows
+    RandomState(seed).choice draws without replacement, for every size."""
+    for n_samples, most in [(5000, 1000), (5000, 400), (30, 29), (10**5, 600)]:
+        expected = np.random.RandomState(seed).choice(n_samples, most, replace=False)
+        np.testing.assert_array_equal(subsample_rows(n_samples, most, seed), np.sort(expected))
+    random_state = np.random.RandomState(seed)
+    expected = np.random.RandomState(seed).choice(50, 10, replace=False)
+    np.testing.assert_array_equal(subsample_rows(50, 10, random_state), np.sort(expected))
