@@ -285,7 +285,8 @@ class DataFactors:
 
         The RBF and Laplacian factors multiply into one exponential of the weighted sum of
         their distances (one exp per pair instead of one per factor), summed in one
-        compiled pass over runs of rows; Cauchy and delta factors are multiplied in.
+        compiled pass over runs of rows, or over blocks of samples whose rows are copied
+        out first; Cauchy and delta factors are multiplied in.
         Infinite parameters, whose exponent would be inf * 0 on equal values, take the
         factor by factor product.
         """
