@@ -12,6 +12,7 @@ from pkex_select import (
     HSICShapleySelector,
     MMDShapleyAttributor,
     ProductKernelExplainer,
+    _ridge_game,
     _selection,
 )
 from pkex_select._plan import subsample_rows
@@ -26,6 +27,7 @@ from pkex_select._ridge_game import (
     additive_terms,
     drop_one_gains,
     dropped_categories,
+    explained_points,
     model_factors,
     model_rows,
     model_values,
@@ -105,7 +107,7 @@ def test_values_are_the_enumerated_mean_absolute_shapley_values(kernels, mismatc
     )
 
 
-def test_additive_terms_give_the_enumerated_mean_absolute_shapley_values():
+def test_additive_terms_give_the_enumerated_mean_absolute_shapley_values(monkeypatch):
     """With terms of their own for x1 and x3 the ridge fits K = prod + sum of terms; each
     row's game adds, for a term in the coalition, its own part of the fit and, for one
     outside it, that part at the term's mean over the rows."""
@@ -130,10 +132,20 @@ def test_additive_terms_give_the_enumerated_mean_absolute_shapley_values():
                 own, at_mean = term[row] @ output, term.mean(axis=0) @ output
                 values = values + np.where((masks >> j) & 1, own, at_mean)
             phi.append(shapley_from_coalition_values(values, 4))
-    expected = np.abs(np.reshape(phi, (20, 2, 4))).sum(axis=1).mean(axis=0)
+    phi = np.abs(np.reshape(phi, (20, 2, 4))).sum(axis=1)
     np.testing.assert_allclose(
         model_values(X, kernels, gammas, targets, additive_gammas=additive_gammas),
-        expected,
+        phi.mean(axis=0),
+        rtol=1e-12,
+    )
+    # Beyond _EXPLAINED_POINTS rows the values average that many evenly spaced ones, each
+    # removed factor still its mean over every row.
+    monkeypatch.setattr(_ridge_game, "_EXPLAINED_POINTS", 7)
+    points = [0, 3, 6, 10, 13, 16, 19]
+    assert explained_points(20).tolist() == points and explained_points(7) is None
+    np.testing.assert_allclose(
+        model_values(X, kernels, gammas, targets, additive_gammas=additive_gammas),
+        phi[points].mean(axis=0),
         rtol=1e-12,
     )
 
