@@ -298,7 +298,8 @@ class HSICShapleySelector(ShapleySelectorBase):
           column's factor on pairs whose labels differ is aligned too, and a column the
           ridge predicts as well without gets 0 (an identifier does not take the credit).
           The model is fitted on up to 1000 rows and a feature's value averaged over up
-          to 500 of them, evenly spaced; ``hsic_`` is still the HSIC of all of them. Its leave-one-out fit needs at least 4 rows.
+          to 500 of them, evenly spaced; ``hsic_`` is still the HSIC of all of them.
+          Its leave-one-out fit needs at least 4 rows.
         - With permutation tests (``alpha``, ``n_permutations``), and beyond 100 features,
           "anova": each feature's kernel factor is U-centred over the sample
           (``1 + K~_j``), a removed feature's factor is 1, and only pairs of distinct
