@@ -552,9 +552,7 @@ def point_rules(n_features, tol, bounded=True):
     return (*tables, deviation_limits(n_features, tol if bounded else 0.0))
 
 
-def point_values(
-    Z, removed, weights, *, points=None, n_jobs=None, backend="auto", tol=DEFAULT_TOL
-):
+def point_values(Z, removed, weights, *, points=None, n_jobs=None, backend="auto", tol=DEFAULT_TOL):
     """Shapley values of each point's game in a kernel expansion whose pairs share their
     removed factors and weights over the points (a fitted model explained row by row).
 
