@@ -8,8 +8,8 @@ removed feature's factor replaced by its mean over the rows (the observational v
 function of :class:`~pkex_select.ProductKernelExplainer`), and a feature's value is its mean
 absolute Shapley value over the rows, summed over the outputs: how far, on average, it moves
 the fitted function, in units of the standardised target. The values are exact Shapley
-values of each row's game; the model is fitted and explained on the rows of
-:func:`model_rows` (up to 1000). A categorical column's factor is 1 on pairs that agree and
+values of each row's game; the model is fitted on the rows of :func:`model_rows` (up to
+1000) and explained on those of :func:`explained_points` (500 of them, evenly spaced). A categorical column's factor is 1 on pairs that agree and
 its aligned ``mismatch_factors`` entry on pairs that differ, so that an identifier does not
 reduce the kernel to its diagonal (a model that memorises y, with every value on the ID).
 
