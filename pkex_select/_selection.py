@@ -37,6 +37,7 @@ from ._ridge_game import (
     MIN_MODEL_SAMPLES,
     MODEL_GAMES,
     additive_features,
+    check_penalty,
     check_rows,
     drop_one_gains,
     drop_rows,
@@ -313,7 +314,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         self : object
         """
         # The fit's BLAS calls are small (the alignment's matrix-vector products, eigen-
-        # decompositions of at most 1000 rows): threads only oversubscribe them, up to 2.5x
+        # decompositions of at most 400 rows): threads only oversubscribe them, up to 2.5x
         # the wall time on two cores. Its large independent pieces take n_jobs instead.
         with one_blas_thread():
             return self._fit(X, y)
@@ -535,6 +536,15 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
     def _model_values(self, features, target, memory, after_factors=None, factors=None):
         """The model game's values (see _ridge_game.py); ``after_factors`` and ``factors``
         (from :meth:`_model_factors`) as there."""
+        check = check_rows(features.data.shape[0], self._random_state)
+        penalty = memory.cache(check_penalty)(
+            features.data[check],
+            features.kernels,
+            features.gammas[0],
+            self._ridge_targets(target, check),
+            features.mismatch_factors,
+            features.additive_gammas,
+        )
         rows = model_rows(*features.data.shape, self._random_state)
         return memory.cache(model_values, ignore=["n_jobs", "after_factors", "factors"])(
             features.data[rows],
@@ -546,6 +556,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             after_factors=after_factors,
             factors=factors,
             additive_gammas=features.additive_gammas,
+            penalty=penalty,
         )
 
     def _model_anova_values(self, model_values, anova_values, features, target, memory):

@@ -297,9 +297,10 @@ class HSICShapleySelector(ShapleySelectorBase):
           chosen by the ANOVA game; every one, for 10%, in "model"). A categorical
           column's factor on pairs whose labels differ is aligned too, and a column the
           ridge predicts as well without gets 0 (an identifier does not take the credit).
-          The model is fitted on up to 1000 rows and a feature's value averaged over up
-          to 500 of them, evenly spaced; ``hsic_`` is still the HSIC of all of them.
-          Its leave-one-out fit needs at least 4 rows.
+          The model is fitted on up to 1000 rows, at the penalty of least leave-one-out
+          error on 400 of them, and a feature's value averaged over 500 of them, evenly
+          spaced; ``hsic_`` is still the HSIC of all of them. Its leave-one-out fit needs
+          at least 4 rows.
         - With permutation tests (``alpha``, ``n_permutations``), and beyond 100 features,
           "anova": each feature's kernel factor is U-centred over the sample
           (``1 + K~_j``), a removed feature's factor is 1, and only pairs of distinct

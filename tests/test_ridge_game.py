@@ -23,8 +23,10 @@ from pkex_select._ridge_game import (
     _joint_kernel,
     _leave_one_out,
     _ridge_weights,
+    _weights_at,
     additive_features,
     additive_terms,
+    check_penalty,
     drop_one_gains,
     dropped_categories,
     explained_points,
@@ -73,6 +75,29 @@ def test_ridge_weights_are_kernel_ridge_at_the_leave_one_out_penalty():
     np.testing.assert_allclose(_ridge_weights(K, targets)[0], expected, rtol=1e-9, atol=1e-12)
 
 
+def test_weights_at_a_penalty_are_kernel_ridge_at_it():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(40, 3))
+    targets = ridge_targets(np.c_[np.sin(2 * X[:, 0]), X[:, 1] * X[:, 2]], ["rbf"] * 2)
+    K = _joint_kernel(X, ["rbf"] * 3, np.full(3, 0.5))
+    for penalty in (1e-4, 0.1, 10.0):
+        expected = KernelRidge(alpha=penalty, kernel="precomputed").fit(K, targets).dual_coef_
+        np.testing.assert_allclose(_weights_at(K, targets, penalty), expected, rtol=1e-9)
+
+
+def test_the_check_penalty_is_the_least_leave_one_out_error_with_the_terms():
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(30, 3))
+    targets = ridge_targets((np.abs(X[:, 0]) + np.sin(2 * X[:, 1]))[:, None], ["rbf"])
+    kernels, gammas = ["rbf", "laplacian", "rbf"], np.array([0.4, 0.3, 0.5])
+    additive_gammas = np.array([0.5, 0.0, 0.0])
+    K = np.prod(_factor_tensor(X, kernels, gammas), axis=2)
+    K += additive_terms(X, kernels, additive_gammas)[1].sum(axis=2)
+    errors = [_loo_error(K, targets, penalty) for penalty in _PENALTIES]
+    best = _PENALTIES[int(np.argmin(errors))]
+    assert check_penalty(X, kernels, gammas, targets, None, additive_gammas) == best
+
+
 def _enumerated_mean_abs_shapley(factors, weights, removed):
     """Mean over rows of |phi_j|, each row's game enumerated over all 2^d coalitions."""
     d = factors.shape[2]
@@ -104,6 +129,12 @@ def test_values_are_the_enumerated_mean_absolute_shapley_values(kernels, mismatc
     expected = _enumerated_mean_abs_shapley(factors, weights, factors.mean(axis=0))
     np.testing.assert_allclose(
         model_values(X, kernels, gammas, targets, mismatch), expected, rtol=1e-12
+    )
+    # At a penalty given (chosen on other rows), the ridge fitted at it is explained.
+    weights = KernelRidge(alpha=0.3, kernel="precomputed").fit(np.prod(factors, axis=2), targets)
+    expected = _enumerated_mean_abs_shapley(factors, weights.dual_coef_, factors.mean(axis=0))
+    np.testing.assert_allclose(
+        model_values(X, kernels, gammas, targets, mismatch, penalty=0.3), expected, rtol=1e-9
     )
 
 
@@ -600,3 +631,23 @@ def test_the_joint_kernel_is_the_product_of_the_factor_tensor(kernels):
     np.testing.assert_allclose(
         _joint_kernel(data, kernels, gammas, mismatch), expected, rtol=1e-13, atol=1e-300
     )
+
+
+def test_the_model_is_fitted_at_the_penalty_chosen_on_the_check_rows(monkeypatch):
+    seen = {}
+
+    def penalty_spy(data, *args):
+        seen["check rows"] = len(data)
+        seen["penalty"] = check_penalty(data, *args)
+        return seen["penalty"]
+
+    def values_spy(data, *args, penalty=None, **kwargs):
+        seen["model rows"], seen["fitted at"] = len(data), penalty
+        return model_values(data, *args, penalty=penalty, **kwargs)
+
+    monkeypatch.setattr(_selection, "check_penalty", penalty_spy)
+    monkeypatch.setattr(_selection, "model_values", values_spy)
+    X, y = make_friedman1(700, 5, noise=1.0, random_state=0)
+    HSICShapleySelector(value_function="model", random_state=0).fit(X, y)
+    assert (seen["check rows"], seen["model rows"]) == (400, 700)
+    assert seen["fitted at"] == seen["penalty"] and seen["penalty"] in _PENALTIES
