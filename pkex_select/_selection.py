@@ -314,7 +314,8 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         self : object
         """
         # The fit's BLAS calls are small (the alignment's matrix-vector products, eigen-
-        # decompositions of at most 400 rows): threads only oversubscribe them, up to 2.5x
+        # decompositions of at most 400 rows, one Cholesky factorisation of at most 1000):
+        # threads only oversubscribe them, up to 2.5x
         # the wall time on two cores. Its large independent pieces take n_jobs instead.
         with one_blas_thread():
             return self._fit(X, y)
@@ -534,8 +535,9 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         )
 
     def _model_values(self, features, target, memory, after_factors=None, factors=None):
-        """The model game's values (see _ridge_game.py); ``after_factors`` and ``factors``
-        (from :meth:`_model_factors`) as there."""
+        """The model game's values (see _ridge_game.py), its ridge at the penalty chosen on
+        the check rows; ``after_factors`` and ``factors`` (from :meth:`_model_factors`) as
+        there."""
         check = check_rows(features.data.shape[0], self._random_state)
         penalty = memory.cache(check_penalty)(
             features.data[check],

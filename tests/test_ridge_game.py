@@ -83,6 +83,13 @@ def test_weights_at_a_penalty_are_kernel_ridge_at_it():
     for penalty in (1e-4, 0.1, 10.0):
         expected = KernelRidge(alpha=penalty, kernel="precomputed").fit(K, targets).dual_coef_
         np.testing.assert_allclose(_weights_at(K, targets, penalty), expected, rtol=1e-9)
+    # Where rounding leaves K + penalty I short of positive definite, a symmetric solve.
+    indefinite = np.diag([1.0, -1.0, 2.0])
+    np.testing.assert_allclose(
+        _weights_at(indefinite, targets[:3], 0.5),
+        np.linalg.solve(indefinite + 0.5 * np.eye(3), targets[:3]),
+        rtol=1e-12,
+    )
 
 
 def test_the_check_penalty_is_the_least_leave_one_out_error_with_the_terms():
