@@ -377,21 +377,14 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         )
         factors = None
         aligning = resolve_bandwidth_rule(self.bandwidth, self.value_function_) == "alignment"
-        if model_game and aligning:
-            if evidence is not None and evidence.pending():
-                # The additive terms wait for the ANOVA game beside; the model's factors
-                # are built meanwhile.
-                factors = self._model_factors(aligned)
-            aligned = self._with_terms(features, aligned, target, memory, evidence)
-        features = aligned
-        n_permutations = question.permutation_count(self, int((~features.constant).sum()))
+        n_permutations = question.permutation_count(self, int((~aligned.constant).sum()))
         attribute = memory.cache(_pairgame.attribute, ignore=["n_jobs", "progress"])
         statistic = partial(
             attribute,
             self._statistic(),
-            JointFactors(features.factors()) if model_game else features.factors(),
+            JointFactors(aligned.factors()) if model_game else aligned.factors(),
             target,
-            scales=features.scales,
+            scales=aligned.scales,
             n_permutations=n_permutations,
             correction=self.correction,
             random_state=self._random_state,
@@ -401,10 +394,27 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             interactions=self.interactions,
             alpha=self.alpha,
         )
+        early_statistic = None
+        if model_game and aligning:
+            if evidence is not None and evidence.pending():
+                # The additive terms wait for the ANOVA game beside; meanwhile the model's
+                # factors are built and the statistic computed (it needs no terms): after
+                # the wait it would be the fit's last piece (0.72 s against 0.80 s of wall
+                # time at 10^5 rows with n_jobs=2).
+                factors = self._model_factors(aligned)
+                if n_permutations == 0 and evidence.pending():
+                    early_statistic = statistic(n_jobs=1)
+            aligned = self._with_terms(features, aligned, target, memory, evidence)
+        features = aligned
         start_statistic = None
-        if model_game and n_permutations == 0:
+        if early_statistic is not None:
+
+            def attribution():
+                return early_statistic
+
+        elif model_game and n_permutations == 0:
             # Beside the model game's ridge, once its factor tensor (on every worker) is
-            # built: beside its eigendecomposition, which runs on one.
+            # built: beside its factorisation and explanation.
             start_statistic = cache(partial(beside, statistic, self.n_jobs))
 
             def attribution():

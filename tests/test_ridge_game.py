@@ -308,11 +308,12 @@ def test_a_tensor_built_before_gives_the_same_values():
 
 def test_a_fit_with_the_anova_game_beside_gives_the_values_of_one_without():
     # With two workers the model's factors are built while the ANOVA game runs, and the
-    # additive terms' trials start while it runs.
+    # statistic and the additive terms' trials are computed while it runs.
     X, y = make_friedman1(1500, 20, noise=1.0, random_state=0)
     one = HSICShapleySelector(n_features_to_select=5, random_state=0).fit(X, y)
     two = HSICShapleySelector(n_features_to_select=5, random_state=0, n_jobs=2).fit(X, y)
     np.testing.assert_array_equal(two.shapley_values_, one.shapley_values_)
+    assert two.hsic_ == one.hsic_
 
 
 def test_rows_are_bounded_by_the_tensor_memory():
