@@ -37,6 +37,7 @@ __all__ = [
     "IdentifierColumnWarning",
     "PreparedFeatures",
     "non_numeric_message",
+    "row_exponents_numba",
     "prepare_features",
     "resolve_scales",
     "with_bandwidths",
@@ -240,9 +241,20 @@ class DataFactors:
             np.zeros(self.n_features, dtype=bool) if constant is None else np.asarray(constant)
         )
         # The columns of each kernel, found once rather than for every chunk.
-        kernels = np.asarray(kernels)
-        self.columns = {kernel: np.flatnonzero(kernels == kernel) for kernel in set(kernels)}
+        self.kernels = np.asarray(kernels)
+        self.columns = {k: np.flatnonzero(self.kernels == k) for k in set(self.kernels)}
         self._transposed = {}
+        self._row_major = None
+        # For the compiled pass: minus each parameter and each kernel's distance (see
+        # _row_exponents_kernel; a delta kernel's match as the exponent -1 times 0 or inf).
+        # None where a Cauchy factor or an infinite parameter (inf * 0 at equal values)
+        # needs the factor-by-factor path.
+        self._exponent_scales = self._distances_of = None
+        delta = self.kernels == "delta"
+        finite = all(np.all(np.isfinite(g[~delta])) for g in self.gammas)
+        if finite and set(self.columns) <= {"rbf", "laplacian", "delta"}:
+            self._exponent_scales = np.array([np.where(delta, -1.0, -g) for g in self.gammas])
+            self._distances_of = np.select([self.kernels == "rbf", delta], [0, 2], 1)
 
     def _columns_of(self, kernel):
         """The features of ``kernel`` as contiguous rows, transposed once."""
@@ -274,6 +286,26 @@ class DataFactors:
         return [np.prod(Z, axis=1) for Z in scales]
 
     def __call__(self, pairs):
+        # All pairs of a run of rows with exponential factors at finite parameters: one
+        # compiled pass of exponents, then NumPy's vectorised exp (the same bits as
+        # factors_numpy).
+        if pairs.rows is None or not NUMBA or self._exponent_scales is None:
+            return self.factors_numpy(pairs)
+        if self._row_major is None:  # the rows' values contiguous, as the pass reads them
+            self._row_major = np.ascontiguousarray(self.X)
+        exponents = np.empty((len(self.gammas), pairs.a.size, self.n_features))
+        row_exponents_numba(
+            self._row_major,
+            np.asarray(pairs.rows),
+            self._distances_of,
+            self._exponent_scales,
+            exponents,
+        )
+        return list(np.exp(exponents, out=exponents))
+
+    def factors_numpy(self, pairs):
+        """NumPy twin of the compiled pass of :meth:`__call__` (the only path for pairs
+        other than runs of rows): the differences once, then each scale's factors."""
         differences = self._differences(pairs)
         return [
             self._factors(differences.copy() if k < len(self.gammas) - 1 else differences, gamma)
@@ -500,6 +532,34 @@ def _exponents_kernel(columns, rows, squared, gammas, exponent):
         start += count
 
 
+def _row_exponents_kernel(X, rows, distances_of, scaled, exponents):
+    """The exponents ``scaled[s, j] u_j`` of the pairs of the rows ``range(*rows)`` (in the
+    order of :func:`~pkex_select._plan.pairs_of_rows`) at every scale, into ``exponents``
+    of shape (n_scales, n_pairs, n_features), from the rows of ``X`` (C order), with u by
+    ``distances_of[j]``: 0 (a - b)^2, 1 |a - b|, 2 0 where a == b and inf elsewhere (the
+    delta kernel, whose ``scaled`` is -1); ``scaled`` holds minus the kernel parameters.
+    The operations of :func:`~pkex_select.kernels.factor_of_difference` on
+    ``X[b] - X[a]`` in its order (compiled without fast-math: the same bits), in one pass
+    instead of a subtraction per row and three passes per scale."""
+    n_samples, n_features = X.shape
+    distances = np.empty(n_features)
+    p = 0
+    for a in range(rows[0], rows[1]):
+        for b in range(a + 1, n_samples):
+            for j in range(n_features):
+                difference = X[b, j] - X[a, j]
+                if distances_of[j] == 0:
+                    distances[j] = difference * difference
+                elif distances_of[j] == 1:
+                    distances[j] = abs(difference)
+                else:
+                    distances[j] = 0.0 if difference == 0.0 else np.inf
+            for s in range(scaled.shape[0]):
+                for j in range(n_features):
+                    exponents[s, p, j] = distances[j] * scaled[s, j]
+            p += 1
+
+
 def _block_exponents_kernel(X, cols, members, squared, gammas, exponent):
     """:func:`_exponents_kernel` for blocks of samples drawn at random (a chunk of
     :class:`~pkex_select._plan.SampleBlocks`), from the rows of ``X`` at the columns
@@ -529,6 +589,7 @@ def _block_exponents_kernel(X, cols, members, squared, gammas, exponent):
 
 exponents_numba = compile_kernel(_exponents_kernel) if NUMBA else None
 block_exponents_numba = compile_kernel(_block_exponents_kernel) if NUMBA else None
+row_exponents_numba = compile_kernel(_row_exponents_kernel, fastmath=()) if NUMBA else None
 centre_rows_numba = compile_kernel(_centre_rows_kernel) if NUMBA else None
 add_row_sums_numba = compile_kernel(_add_row_sums_kernel) if NUMBA else None
 add_row_sums = add_row_sums_numba or add_row_sums_numpy

@@ -365,13 +365,14 @@ def _cache_outside_the_package(dispatcher):
     return dispatcher
 
 
-def compile_kernel(function, inline="never"):
+def compile_kernel(function, inline="never", fastmath=("reassoc", "contract")):
     """``function`` compiled by numba (no GIL, reassociation allowed), cached out of tree;
-    ``inline="always"`` for one that other kernels call."""
+    ``inline="always"`` for one that other kernels call; ``fastmath=()`` for one that must
+    round as NumPy does."""
     import numba
 
     return _cache_outside_the_package(
-        numba.njit(nogil=True, fastmath={"reassoc", "contract"}, inline=inline)(function)
+        numba.njit(nogil=True, fastmath=set(fastmath), inline=inline)(function)
     )
 
 

@@ -285,6 +285,43 @@ def test_compiled_joint_kernel_is_its_numpy_twin(n_samples, kernels, n_scales, b
         np.testing.assert_allclose(joint[:, 0], np.prod(scale, axis=1), rtol=1e-12, atol=1e-300)
 
 
+@settings(max_examples=80, deadline=None)
+@given(
+    st.integers(3, 40),
+    st.lists(st.sampled_from(["rbf", "laplacian", "cauchy", "delta"]), min_size=1, max_size=8),
+    st.integers(1, 3),
+    st.sampled_from(["finite", "zero", "inf"]),
+    st.booleans(),
+    st.integers(0, 2**32 - 1),
+)
+def test_compiled_factor_pass_is_its_numpy_twin_to_the_bit(
+    n_samples, kernels, n_scales, extreme, fortran, seed
+):
+    """DataFactors computes the factors of runs of rows in one compiled pass (exponents,
+    then NumPy's exp) where every kernel is RBF, Laplacian or delta at finite parameters,
+    else factor by factor in NumPy: the two give the same bits, ties and codes included."""
+    from pkex_select._features import DataFactors
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_samples, len(kernels)))
+    X[rng.random(n_samples) < 0.3] = X[0]  # tied rows: differences of exactly 0
+    delta = np.array(kernels) == "delta"
+    X[:, delta] = rng.integers(0, 3, (n_samples, delta.sum()))
+    gammas = [rng.uniform(0.01, 2.0, len(kernels)) for _ in range(n_scales)]
+    if extreme != "finite":  # a constant factor (gamma 0) or a delta-like one (inf)
+        gammas[-1][int(rng.integers(len(kernels)))] = 0.0 if extreme == "zero" else np.inf
+    factors = DataFactors(np.asfortranarray(X) if fortran else X, kernels, gammas)
+    start = int(rng.integers(0, n_samples - 1))
+    pairs = pairs_of_rows((start, int(rng.integers(start + 1, n_samples))), n_samples)
+    compiled = factors(pairs)
+    assert len(compiled) == n_scales
+    for scale, twin in zip(compiled, factors.factors_numpy(pairs)):
+        np.testing.assert_array_equal(scale, twin)
+    finite = all(np.all(np.isfinite(g[~delta])) for g in gammas)  # delta ignores its gamma
+    compiled_path = finite and "cauchy" not in kernels
+    assert (factors._exponent_scales is not None) == compiled_path
+
+
 def test_the_exact_anova_pass_takes_its_joint_kernels_from_the_centring():
     """The ANOVA game's chunks carry the products of their plain and centred factors; they
     equal the products computed from the factors anew."""
