@@ -363,6 +363,12 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             memory,
             column_names=getattr(self, "feature_names_in_", None),
         )
+        if features.constant.all():
+            raise ValueError(
+                f"Every feature of X is constant (one value in all {X.shape[0]} rows), so no "
+                "feature can tell about y or make samples differ, and there is nothing to "
+                "rank. Check that the columns passed are the intended ones."
+            )
         model_game = self.value_function_ in MODEL_GAMES
         # The model game's chain (alignment, additive terms, ridge) is sequential; with n_jobs the
         # ANOVA game's values and the statistic alone are computed beside it.

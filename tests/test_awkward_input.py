@@ -426,11 +426,10 @@ def _extreme_fits():
         for bandwidth in (1e-300, 1e-8, 1e300):
             yield HSICShapleySelector(kernel=kernel, bandwidth=bandwidth), X, y
         yield HSICShapleySelector(kernel=kernel, scales=[1e-8, 1e8]), X, y
-    yield HSICShapleySelector(), np.ones((30, 3)), y
     yield HSICShapleySelector(estimate="unbiased"), X, np.r_[np.ones(29), 2.0]
     yield HSICShapleySelector(value_function="baseline"), X[:2], y[:2]
     yield HSICShapleySelector(), X[:4], y[:4]
-    yield MMDShapleyAttributor(), np.ones((10, 2)), [0] * 5 + [1] * 5
+    yield MMDShapleyAttributor(), np.c_[np.ones(10), np.arange(10.0)], [0] * 5 + [1] * 5
 
 
 @pytest.mark.parametrize("selector, X, y", list(_extreme_fits()))
@@ -443,6 +442,17 @@ def test_extreme_inputs_raise_no_numpy_warnings(selector, X, y):
     # Values that are all 0 (kernels at an extreme bandwidth) say that the selection is void.
     all_zero = not np.any(selector.shapley_values_) and not selector._constant_mask_.all()
     assert all_zero == any("Every Shapley value is 0" in str(w.message) for w in caught)
+
+
+@pytest.mark.parametrize(
+    "estimator, y",
+    [(HSICShapleySelector(2), np.arange(12.0)), (MMDShapleyAttributor(), [0] * 6 + [1] * 6)],
+)
+def test_every_feature_constant_is_an_error_not_an_empty_selection(estimator, y):
+    """With no column that varies there is nothing to rank: an error that says so, rather
+    than an empty selection under a warning about bandwidths."""
+    with pytest.raises(ValueError, match="Every feature of X is constant"):
+        estimator.fit(np.full((12, 3), 7.0), y)
 
 
 def test_without_numba_the_package_says_so_once_and_still_works():
