@@ -419,7 +419,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
                 return early_statistic
 
         elif model_game and n_permutations == 0:
-            # Beside the model game's ridge, once its factor tensor (on every worker) is
+            # Beside the model game's ridge, once its factors (on every worker) are
             # built: beside its factorisation and explanation.
             start_statistic = cache(partial(beside, statistic, self.n_jobs))
 
@@ -543,7 +543,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         return replace(aligned, additive_gammas=np.where(additive, features.gammas[0], 0.0))
 
     def _model_factors(self, features):
-        """The model game's factor tensor at ``features``' bandwidths (for
+        """The model game's factors at ``features``' bandwidths (for
         :meth:`_model_values`)."""
         rows = model_rows(*features.data.shape, self._random_state)
         return model_factors(

@@ -15,6 +15,7 @@ from pkex_select import (
     _ridge_game,
     _selection,
 )
+from pkex_select._integrals import feature_products
 from pkex_select._plan import subsample_rows
 from pkex_select._ridge_game import (
     _PENALTIES,
@@ -304,6 +305,28 @@ def test_a_tensor_built_before_gives_the_same_values():
         model_values(X, kernels, gammas, targets, mismatch, factors=factors),
         model_values(X, kernels, gammas, targets, mismatch),
     )
+
+
+def test_model_factors_hold_the_explained_rows_and_the_full_tensors_kernel_and_means(
+    monkeypatch,
+):
+    """Beyond the explained points the model keeps only their rows of the factor tensor;
+    the product kernel and the mean factors come from the other rows built in blocks, with
+    the bits of the whole tensor's."""
+    rng = np.random.default_rng(4)
+    X = np.column_stack([rng.normal(size=(40, 3)), rng.integers(0, 3, 40)])
+    kernels = ["rbf", "laplacian", "rbf", "delta"]
+    gammas = np.array([0.3, 0.5, 0.2, 1.0])
+    mismatch = np.array([0.0, 0.0, 0.0, 0.4])
+    monkeypatch.setattr(_ridge_game, "_EXPLAINED_POINTS", 7)
+    monkeypatch.setattr(_ridge_game, "TASK_BYTES", 8 * 40 * 4 * 3)  # blocks of 3 rows
+    factors = model_factors(X, kernels, gammas, mismatch)
+    tensor = _factor_tensor(X, kernels, gammas, mismatch)
+    np.testing.assert_array_equal(factors.points, explained_points(40))
+    np.testing.assert_array_equal(factors.point_factors, tensor[factors.points])
+    np.testing.assert_array_equal(factors.kernel, feature_products(tensor))
+    np.testing.assert_allclose(factors.kernel, np.prod(tensor, axis=2), rtol=1e-15)
+    np.testing.assert_array_equal(factors.means, tensor.mean(axis=0))
 
 
 def test_a_fit_with_the_anova_game_beside_gives_the_values_of_one_without():
