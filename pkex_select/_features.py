@@ -37,9 +37,9 @@ __all__ = [
     "IdentifierColumnWarning",
     "PreparedFeatures",
     "non_numeric_message",
-    "row_exponents_numba",
     "prepare_features",
     "resolve_scales",
+    "row_exponents_numba",
     "with_bandwidths",
 ]
 

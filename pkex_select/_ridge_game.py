@@ -542,10 +542,9 @@ def ridge_fit(
     (:func:`model_factors`), the dual coefficients at ``penalty`` or, if None, at the
     penalty of least leave-one-out error on these rows, and then the leave-one-out R^2 (1
     minus the mean squared error over the targets' variance; None with a ``penalty`` given).
-    Parameters as
-    there, ``terms`` the second of :func:`additive_terms`; ``n_jobs`` threads share the
-    factors, and ``after_factors()`` is called after them, before the factorisation, which
-    runs on one."""
+    Parameters as there, ``terms`` the second of :func:`additive_terms`; ``n_jobs`` threads
+    share the factors, and ``after_factors()`` is called after them, before the
+    factorisation, which runs on one."""
     if factors is None:
         factors = model_factors(data, kernels, gammas, mismatch_factors, n_jobs)
     if after_factors is not None:
