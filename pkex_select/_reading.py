@@ -126,11 +126,12 @@ def _separator_and_header(path, sep=None, encoding="utf-8-sig"):
     return sep, next(csv.reader(io.StringIO(first_line), delimiter=sep), [])
 
 
-# Percentages and amounts of money as text: a number with thousands separated or not, its
-# decimal mark "." ("," in a ;-separated file, whose thousands separator is then "."), and a
-# percent sign after it or a currency sign before it.
+# Numbers, percentages and amounts of money as text: a number with thousands separated or
+# not, its decimal mark "." ("," in a ;-separated file, whose thousands separator is then
+# "."), and a percent sign after it or a currency sign before it.
 _NUMBER = r"[-+]?\s*(\d{1,3}(<T>\d{3})+|\d+)(<D>\d*)?"
 _CURRENCY = "$€£¥"
+_GROUPED = rf"^\s*{_NUMBER}\s*$"
 _PERCENT = rf"^\s*{_NUMBER}\s*%\s*$"
 _MONEY = rf"^\s*[-+]?\s*[{_CURRENCY}]\s*{_NUMBER}\s*$"
 
@@ -146,6 +147,57 @@ def _numbers_in(present, pattern, decimal):
     digits = present.str.replace(rf"[\s%{_CURRENCY}]", "", regex=True)
     digits = digits.str.replace(thousands, "", regex=False).str.replace(decimal, ".", regex=False)
     return pd.to_numeric(digits)
+
+
+# A number in a file whose decimal mark is ",": thousands grouped by "." or not ("4.253,5",
+# "4253,5"), and a decimal comma alone.
+_COMMA_NUMBER = r"^\s*[-+]?(\d{1,3}(\.\d{3})+|\d+)(,\d*)?\s*$"
+_DECIMAL_COMMA = r"^\s*[-+]?(\d{1,3}(\.\d{3})+|\d+),\d+\s*$"
+
+
+def _dots_as_thousands(path, frame, sep, missing, encoding):
+    """``frame`` (read with decimal mark ",") with the columns whose numbers group their
+    thousands with "." ("4.253", "1.234,5") read as such.
+
+    pandas takes such a "." for a decimal point (4.253 for 4253, so that a column of numbers
+    above and below 1000 silently mixes scales) and reads "1.234,5" as text. A column is
+    read with "." grouping where every cell is a number by :data:`_COMMA_NUMBER`, one has a
+    "." and the file writes decimals with "," (some cell of the columns read has a decimal
+    comma); without that, "0.125" could be a decimal point, and the column stays as read."""
+    import pandas as pd
+
+    candidates = [
+        column
+        for column in frame.columns
+        if pd.api.types.is_float_dtype(frame[column])
+        or pd.api.types.is_object_dtype(frame[column])
+        or pd.api.types.is_string_dtype(frame[column])
+    ]
+    if not candidates:
+        return frame
+    text = pd.read_csv(
+        path,
+        sep=sep,
+        dtype=str,
+        usecols=candidates,
+        keep_default_na=False,
+        na_values=missing,
+        encoding=encoding,
+    )
+    present = {column: text[column].dropna().astype(str) for column in candidates}
+    if not any(cells.str.match(_DECIMAL_COMMA).any() for cells in present.values()):
+        return frame
+    for column, cells in present.items():
+        dotted = cells.str.contains(".", regex=False)
+        if not dotted.any() or not cells.str.match(_COMMA_NUMBER).all():
+            continue
+        digits = text[column].str.replace(".", "", regex=False).str.replace(",", ".", regex=False)
+        frame[column] = pd.to_numeric(digits)
+        note(
+            f"column {column!r} read with '.' grouping its thousands ({cells[dotted].iloc[0]!r}"
+            " is a number of four or more digits), as the file's decimal mark is ','"
+        )
+    return frame
 
 
 # A text column with at least this share of numbers gets a note naming the other cells.
@@ -193,6 +245,8 @@ def _read_table(path, na_values, sep=None, encoding=None):
         na_values=missing,
         encoding=encoding,
     )
+    if decimal == ",":
+        frame = _dots_as_thousands(path, frame, sep, missing, encoding)
     if header and header[0] == "" and frame.columns[0].startswith("Unnamed"):
         # A saved pandas index: a row number, not a feature.
         note("dropped the first column, which has no name (a saved row index)")
@@ -211,6 +265,11 @@ def _read_table(path, na_values, sep=None, encoding=None):
             if percents is not None:
                 frame[column] = percents.reindex(text.index)
                 note(f"column {column!r} read as numbers (percent signs dropped)")
+                continue
+            grouped = _numbers_in(present, _GROUPED, decimal)
+            if grouped is not None:  # not numbers to pandas: some cell groups its thousands
+                frame[column] = grouped.reindex(text.index)
+                note(f"column {column!r} read as numbers (thousands separators dropped)")
                 continue
             amounts = _numbers_in(present, _MONEY, decimal)
             if amounts is not None:

@@ -958,3 +958,29 @@ def test_ctrl_c_inside_a_compiled_function_is_an_interruption(
     monkeypatch.setattr(cli, "rank", broken)
     with pytest.raises(SystemError, match="a bug"):
         _rank(capfd, tmp_path / "data.csv", "--target", "y")
+
+
+def test_thousands_separators_are_read_by_the_files_decimal_mark(capsys, tmp_path):
+    """A ;-separated file writes decimals with "," and groups thousands with ".": "4.253"
+    is 4253 (pandas alone reads 4.253 beside 997, mixing scales silently) and "1.234,5"
+    is 1234.5. Without a decimal comma anywhere "0.125" may be a decimal point and stays
+    so. In a ,-separated file a quoted "4,253" is 4253 and "1,2" stays text."""
+    from pkex_select._reading import _read_table
+
+    path = tmp_path / "grouped.csv"
+    path.write_text("n;amount;y\n4.253;1.234,5;2,5\n997;12,25;-0,5\n1.000.001;7;1\n")
+    frame = _read_table(path, None)
+    assert frame["n"].tolist() == [4253, 997, 1000001]
+    assert frame["amount"].tolist() == [1234.5, 12.25, 7.0]
+    assert frame["y"].tolist() == [2.5, -0.5, 1.0]
+    err = capsys.readouterr().err
+    assert "column 'n' read with '.' grouping its thousands ('4.253'" in err
+    assert "column 'amount' read with '.' grouping" in err and "'y'" not in err
+    path.write_text("n;y\n0.125;2.5\n12.500;-0.5\n")  # no decimal comma: points stay points
+    assert _read_table(path, None)["n"].tolist() == [0.125, 12.5]
+    assert "grouping" not in capsys.readouterr().err
+    path.write_text('n,pair,y\n"4,253","1,2",2.5\n997,"3,4",-0.5\n"12,000","5,6",1.0\n')
+    frame = _read_table(path, None)
+    assert frame["n"].tolist() == [4253, 997, 12000]
+    assert frame["pair"].tolist() == ["1,2", "3,4", "5,6"]
+    assert "column 'n' read as numbers (thousands separators dropped)" in capsys.readouterr().err
