@@ -264,40 +264,44 @@ def dropped_categories(data, kernels, gammas, targets, mismatch_factors):
     return mismatch_factors
 
 
-def _taken_in_turn(order, K, targets, trial_kernel, gain, n_jobs, known_errors=None):
+def _taken_in_turn(order, K, targets, trial_kernel, gain, n_jobs, known_fits=None):
     """The candidates of ``order`` taken one by one where ``trial_kernel(K, j)`` lowers the
     ridge's leave-one-out error by more than ``gain`` (a share), each against ``K`` with
-    those taken before; a generator.
+    those taken before, and the penalty of least leave-one-out error of ``K`` with them.
 
-    With ``n_jobs``, four candidates per worker are tried at once against the same kernel;
-    after one is taken, the later ones of its batch are tried again against the new kernel,
-    so the answer is that of trying them one by one, to the last bit. ``known_errors``: the
-    leave-one-out errors against ``K`` (key None) and of some trials, not computed again.
+    With ``n_jobs``, four candidates per worker are tried at once against the same kernel
+    (with ``K``'s own fit beside the first of them); after one is taken, the later ones of
+    its batch are tried again against the new kernel, so the answer is that of trying them
+    one by one, to the last bit. ``known_fits``: the leave-one-out (error, penalty) of
+    ``K`` (key None) and of some trials, not computed again.
     """
-    known_errors = dict(known_errors or {})
-    error = known_errors.pop(None, None)
-    if error is None:
-        error = _leave_one_out(K, targets)[0]
+    known_fits = dict(known_fits or {})
 
-    def trial_error(j, K):
-        if j in known_errors:
-            return known_errors[j]
-        return _leave_one_out(trial_kernel(K, j=j), targets)[0]
+    def fit(j, K):  # j None: K itself
+        if j in known_fits:
+            return known_fits[j]
+        return _leave_one_out(K if j is None else trial_kernel(K, j=j), targets)[:2]
 
     order = list(order)
     workers = effective_n_jobs(n_jobs)
     batch_size = 1 if workers == 1 else 4 * workers
+    current = fit(None, K) if None in known_fits or workers == 1 or not order else None
+    taken = []
     while order:
         batch = order[:batch_size]
-        work = sum(j not in known_errors for j in batch) * 4 * K.shape[0] ** 3  # eigh each
-        errors = run_tasks(partial(trial_error, K=K), batch, n_jobs, work=work)
-        for j, batch_error in zip(batch, list(errors)):
+        jobs = batch if current is not None else [None, *batch]
+        work = sum(j not in known_fits for j in jobs) * 4 * K.shape[0] ** 3  # eigh each
+        fits = list(run_tasks(partial(fit, K=K), jobs, n_jobs, work=work))
+        if current is None:
+            current, fits = fits[0], fits[1:]
+        for j, trial in zip(batch, fits):
             order.remove(j)
-            if batch_error < (1.0 - gain) * error:
-                error, K = batch_error, trial_kernel(K, j=j)
-                known_errors = {}  # they were against the kernel before
-                yield j
+            if trial[0] < (1.0 - gain) * current[0]:
+                current, K = trial, trial_kernel(K, j=j)
+                known_fits = {}  # they were against the kernel before
+                taken.append(j)
                 break  # the rest of the batch was tried against the kernel before
+    return taken, current[1]
 
 
 def _additive_trial(K, data, kernels, median_gammas, j):
@@ -405,7 +409,8 @@ def additive_features(
     mismatch_factors=None,
     evidence=None,
     n_jobs=None,
-    known_errors=None,
+    known_fits=None,
+    return_penalty=False,
 ):
     """The features that enter the ridge as terms of their own (:func:`additive_terms`):
     those the alignment set aside that the ridge predicts better with.
@@ -433,31 +438,36 @@ def additive_features(
     more than 10%.
 
     With ``n_jobs`` the candidates are tried in batches, with the answer of trying them one
-    by one (:func:`_taken_in_turn`). ``known_errors`` (from :func:`set_aside_errors` on the
-    same arguments) are leave-one-out errors computed before, which are not computed again.
+    by one (:func:`_taken_in_turn`). ``known_fits`` (from :func:`set_aside_errors` on the
+    same arguments) are leave-one-out fits computed before, which are not computed again.
 
     Returns
     -------
-    ndarray of bool of shape (n_features,)
+    additive : ndarray of bool of shape (n_features,)
+    penalty : float or None
+        With ``return_penalty``: :func:`check_penalty` of these rows with the terms taken,
+        where the trials found it: with at most one term taken (with two, the terms are
+        summed there in another order), else None.
     """
     gammas = np.asarray(gammas, dtype=np.float64)
     median_gammas = np.asarray(median_gammas, dtype=np.float64)
     order = _candidates(kernels, gammas, median_gammas, evidence)
     additive = np.zeros(gammas.size, dtype=bool)
-    if order.size == 0:
-        return additive
-    K = _joint_kernel(data, kernels, gammas, mismatch_factors)
-    trial = partial(_additive_trial, data=data, kernels=kernels, median_gammas=median_gammas)
-    gain = _ADDITIVE_GAIN if evidence is not None else _ADDITIVE_GAIN_UNVETTED
-    taken = _taken_in_turn(order, K, targets, trial, gain, n_jobs, known_errors)
-    additive[list(taken)] = True
-    return additive
+    penalty = None
+    if order.size:
+        K = _joint_kernel(data, kernels, gammas, mismatch_factors)
+        trial = partial(_additive_trial, data=data, kernels=kernels, median_gammas=median_gammas)
+        gain = _ADDITIVE_GAIN if evidence is not None else _ADDITIVE_GAIN_UNVETTED
+        taken, penalty = _taken_in_turn(order, K, targets, trial, gain, n_jobs, known_fits)
+        additive[taken] = True
+        penalty = penalty if len(taken) <= 1 else None
+    return (additive, penalty) if return_penalty else additive
 
 
 def set_aside_errors(pending, data, kernels, gammas, median_gammas, targets, mismatch_factors=None):
-    """The first leave-one-out errors :func:`additive_features` needs, computed while
-    ``pending()`` is True: the aligned kernel's (key None) and, most widened first, each
-    set-aside feature's trial against it.
+    """The first leave-one-out fits (error, penalty) :func:`additive_features` needs,
+    computed while ``pending()`` is True: the aligned kernel's (key None) and, most widened
+    first, each set-aside feature's trial against it.
 
     A fit whose ANOVA game runs beside the alignment waits for its values, which choose
     the features tried (``evidence``); this is work for that wait, at most one trial of it
@@ -469,11 +479,12 @@ def set_aside_errors(pending, data, kernels, gammas, median_gammas, targets, mis
     if candidates.size == 0 or not pending():
         return errors
     K = _joint_kernel(data, kernels, gammas, mismatch_factors)
-    errors[None] = _leave_one_out(K, targets)[0]
+    errors[None] = _leave_one_out(K, targets)[:2]
     for j in candidates:
         if not pending():
             break
-        errors[j] = _leave_one_out(_additive_trial(K, data, kernels, median_gammas, j), targets)[0]
+        trial = _additive_trial(K, data, kernels, median_gammas, j)
+        errors[j] = _leave_one_out(trial, targets)[:2]
     return errors
 
 

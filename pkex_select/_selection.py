@@ -381,7 +381,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         aligned = self._prepare_features(
             features, target, self.value_function_, memory, alignment_jobs=free_workers
         )
-        factors = None
+        factors = penalty = None
         aligning = resolve_bandwidth_rule(self.bandwidth, self.value_function_) == "alignment"
         n_permutations = question.permutation_count(self, int((~aligned.constant).sum()))
         attribute = memory.cache(_pairgame.attribute, ignore=["n_jobs", "progress"])
@@ -410,7 +410,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
                 factors = self._model_factors(aligned)
                 if n_permutations == 0 and evidence.pending():
                     early_statistic = statistic(n_jobs=1)
-            aligned = self._with_terms(features, aligned, target, memory, evidence)
+            aligned, penalty = self._with_terms(features, aligned, target, memory, evidence)
         features = aligned
         start_statistic = None
         if early_statistic is not None:
@@ -429,7 +429,9 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         else:
             attribution = partial(statistic, n_jobs=self.n_jobs)
         if model_game:
-            values = self._model_values(features, target, memory, start_statistic, factors)
+            values = self._model_values(
+                features, target, memory, start_statistic, factors, penalty
+            )
             if evidence is not None:
                 values = self._model_anova_values(values, evidence(), features, target, memory)
             attribution = replace(attribution(), values=values)
@@ -518,9 +520,10 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
     def _with_terms(self, features, aligned, target, memory, evidence=None):
         """``aligned`` (from :meth:`_prepare_features` in the model game, aligned) with the
         features the alignment set aside that the ridge predicts better with as terms of
-        their own (``additive_gammas``, at their parameters in ``features``). ``evidence``: a
-        function returning the ANOVA game's values, which choose the features tried (see
-        :func:`additive_features`)."""
+        their own (``additive_gammas``, at their parameters in ``features``), and the
+        ridge's penalty where the trials found it (:func:`additive_features`; else None).
+        ``evidence``: a function returning the ANOVA game's values, which choose the
+        features tried."""
         rows = check_rows(features.data.shape[0], self._random_state)
         arguments = (
             features.data[rows],
@@ -531,16 +534,18 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             aligned.mismatch_factors,
         )
         # While the ANOVA game is computed beside, the trials it will choose from start.
-        known_errors = {}
+        known_fits = {}
         if evidence is not None and evidence.pending():
-            known_errors = set_aside_errors(evidence.pending, *arguments)
-        additive = memory.cache(additive_features, ignore=["n_jobs", "known_errors"])(
+            known_fits = set_aside_errors(evidence.pending, *arguments)
+        additive, penalty = memory.cache(additive_features, ignore=["n_jobs", "known_fits"])(
             *arguments,
             evidence=None if evidence is None else evidence(),
             n_jobs=self.n_jobs,
-            known_errors=known_errors,
+            known_fits=known_fits,
+            return_penalty=True,
         )
-        return replace(aligned, additive_gammas=np.where(additive, features.gammas[0], 0.0))
+        terms = np.where(additive, features.gammas[0], 0.0)
+        return replace(aligned, additive_gammas=terms), penalty
 
     def _model_factors(self, features):
         """The model game's factors at ``features``' bandwidths (for
@@ -550,19 +555,22 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             features.data[rows], features.kernels, features.gammas[0], features.mismatch_factors
         )
 
-    def _model_values(self, features, target, memory, after_factors=None, factors=None):
+    def _model_values(
+        self, features, target, memory, after_factors=None, factors=None, penalty=None
+    ):
         """The model game's values (see _ridge_game.py), its ridge at the penalty chosen on
-        the check rows; ``after_factors`` and ``factors`` (from :meth:`_model_factors`) as
-        there."""
-        check = check_rows(features.data.shape[0], self._random_state)
-        penalty = memory.cache(check_penalty)(
-            features.data[check],
-            features.kernels,
-            features.gammas[0],
-            self._ridge_targets(target, check),
-            features.mismatch_factors,
-            features.additive_gammas,
-        )
+        the check rows (``penalty``, where :meth:`_with_terms` found it); ``after_factors``
+        and ``factors`` (from :meth:`_model_factors`) as there."""
+        if penalty is None:
+            check = check_rows(features.data.shape[0], self._random_state)
+            penalty = memory.cache(check_penalty)(
+                features.data[check],
+                features.kernels,
+                features.gammas[0],
+                self._ridge_targets(target, check),
+                features.mismatch_factors,
+                features.additive_gammas,
+            )
         rows = model_rows(*features.data.shape, self._random_state)
         return memory.cache(model_values, ignore=["n_jobs", "after_factors", "factors"])(
             features.data[rows],

@@ -227,6 +227,33 @@ def test_even_effects_enter_as_terms_where_the_product_would_not_take_them_and_n
     assert not additive_features(X, kernels, median, median, targets).any()  # none set aside
 
 
+@pytest.mark.parametrize("n_jobs", [None, 2])
+def test_the_trials_penalty_is_the_check_penalty_of_the_kernel_they_end_with(n_jobs):
+    """additive_features(return_penalty=True) gives check_penalty's penalty of the kernel
+    with the terms taken, to the bit, where at most one was taken; with two, None."""
+    X, kernels, aligned, median, targets = _additive_design()
+    for evidence, taken in ((None, [3]), (np.ones(8), [2, 3])):
+        additive, penalty = additive_features(
+            X,
+            kernels,
+            aligned,
+            median,
+            targets,
+            evidence=evidence,
+            n_jobs=n_jobs,
+            return_penalty=True,
+        )
+        assert np.flatnonzero(additive).tolist() == taken
+        terms = np.where(additive, median, 0.0)
+        expected = check_penalty(X, kernels, aligned, targets, None, terms)
+        assert penalty == (expected if len(taken) == 1 else None)
+    # None taken: the aligned kernel's own penalty.
+    bare = additive_features(
+        X, kernels, aligned, median, targets, evidence=np.eye(8)[7], return_penalty=True
+    )
+    assert not bare[0].any() and bare[1] == check_penalty(X, kernels, aligned, targets)
+
+
 def test_a_categorical_factor_is_one_where_values_agree_and_its_mismatch_factor_elsewhere():
     codes = np.array([[0.0], [1.0], [0.0], [2.0]])
     factors = _factor_tensor(codes, ["delta"], np.ones(1), [0.25])[..., 0]
@@ -580,14 +607,14 @@ def test_errors_computed_while_waiting_give_the_same_terms_and_are_not_computed_
         alone = additive_features(*arguments, evidence=evidence)
         for n_jobs in (None, 2):
             with_known = additive_features(
-                *arguments, evidence=evidence, n_jobs=n_jobs, known_errors=every
+                *arguments, evidence=evidence, n_jobs=n_jobs, known_fits=every
             )
             np.testing.assert_array_equal(with_known, alone)
     # Known errors are used as they are: a made-up gain takes x3, which the ridge refuses.
     only_x3 = np.eye(8)[3]
     assert not additive_features(*arguments, evidence=only_x3).any()
-    made_up = {None: 1.0, 3: 0.5}
-    assert additive_features(*arguments, evidence=only_x3, known_errors=made_up).tolist() == [
+    made_up = {None: (1.0, 0.1), 3: (0.5, 0.01)}
+    assert additive_features(*arguments, evidence=only_x3, known_fits=made_up).tolist() == [
         j == 3 for j in range(8)
     ]
 
@@ -664,7 +691,11 @@ def test_the_joint_kernel_is_the_product_of_the_factor_tensor(kernels):
     )
 
 
-def test_the_model_is_fitted_at_the_penalty_chosen_on_the_check_rows(monkeypatch):
+@pytest.mark.parametrize("noise", [1.0, 0.1])
+def test_the_model_is_fitted_at_the_penalty_chosen_on_the_check_rows(monkeypatch, noise):
+    """The ridge is fitted at check_penalty's penalty on the 400 check rows; where the
+    additive terms' trials fitted that kernel already (at most one term taken), their
+    penalty is taken, with the same bits."""
     seen = {}
 
     def penalty_spy(data, *args):
@@ -676,9 +707,17 @@ def test_the_model_is_fitted_at_the_penalty_chosen_on_the_check_rows(monkeypatch
         seen["model rows"], seen["fitted at"] = len(data), penalty
         return model_values(data, *args, penalty=penalty, **kwargs)
 
+    def without_penalty(*args, **kwargs):
+        return additive_features(*args, **kwargs)[0], None
+
     monkeypatch.setattr(_selection, "check_penalty", penalty_spy)
     monkeypatch.setattr(_selection, "model_values", values_spy)
-    X, y = make_friedman1(700, 5, noise=1.0, random_state=0)
-    HSICShapleySelector(value_function="model", random_state=0).fit(X, y)
+    X, y = make_friedman1(700, 5, noise=noise, random_state=0)
+    found = HSICShapleySelector(value_function="model", random_state=0).fit(X, y)
+    from_trials = seen.pop("fitted at")
+    assert "check rows" not in seen  # the trials fitted the ridge's kernel on those rows
+    monkeypatch.setattr(_selection, "additive_features", without_penalty)
+    checked = HSICShapleySelector(value_function="model", random_state=0).fit(X, y)
     assert (seen["check rows"], seen["model rows"]) == (400, 700)
-    assert seen["fitted at"] == seen["penalty"] and seen["penalty"] in _PENALTIES
+    assert seen["fitted at"] == seen["penalty"] == from_trials and from_trials in _PENALTIES
+    np.testing.assert_array_equal(found.shapley_values_, checked.shapley_values_)
