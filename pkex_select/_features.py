@@ -12,6 +12,7 @@ import warnings
 from dataclasses import dataclass, replace
 
 import numpy as np
+import pandas as pd
 
 from ._integrals import NUMBA, compile_kernel
 from ._plan import pairs_of_rows
@@ -146,6 +147,14 @@ def prepare_features(
             try:
                 columns[:, j] = X[:, j].astype(np.float64)
             except (TypeError, ValueError):
+                missing = int(np.sum(pd.isna(X[:, j])))
+                if missing:  # pandas' NA in a nullable column does not convert
+                    raise ValueError(
+                        f"X has missing values (None, NaN or pd.NA) in {missing} "
+                        f"row{'s' if missing > 1 else ''} of {name}; impute them "
+                        "(SimpleImputer before the selector in a pipeline) or drop those "
+                        "rows first."
+                    ) from None
                 raise ValueError(non_numeric_message([name])) from None
         if not np.all(np.isfinite(columns[:, numeric])):
             raise ValueError("Input X contains NaN or infinity.")

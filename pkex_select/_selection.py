@@ -429,9 +429,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         else:
             attribution = partial(statistic, n_jobs=self.n_jobs)
         if model_game:
-            values = self._model_values(
-                features, target, memory, start_statistic, factors, penalty
-            )
+            values = self._model_values(features, target, memory, start_statistic, factors, penalty)
             if evidence is not None:
                 values = self._model_anova_values(values, evidence(), features, target, memory)
             attribution = replace(attribution(), values=values)

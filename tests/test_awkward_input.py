@@ -444,6 +444,21 @@ def test_extreme_inputs_raise_no_numpy_warnings(selector, X, y):
     assert all_zero == any("Every Shapley value is 0" in str(w.message) for w in caught)
 
 
+def test_a_missing_value_in_a_nullable_column_beside_text_is_called_missing():
+    """pandas' NA in an Int64 column of a frame with a text column was reported as a
+    non-numeric value; it is a missing value, and the message says what to do."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(
+        {
+            "count": pd.array(rng.integers(0, 9, 30), dtype="Int64"),
+            "city": rng.choice(["Oslo", "Rome"], 30),
+        }
+    )
+    X.loc[3, "count"] = pd.NA
+    with pytest.raises(ValueError, match=r"missing values \(None, NaN or pd.NA\) in 1 row of"):
+        HSICShapleySelector(1).fit(X, rng.normal(size=30))
+
+
 @pytest.mark.parametrize(
     "estimator, y",
     [
