@@ -58,7 +58,7 @@ __all__ = [
     "model_values",
     "ridge_fit",
     "ridge_targets",
-    "set_aside_errors",
+    "set_aside_fits",
 ]
 
 # The factor tensor of the rows' pairs takes 8 * rows^2 * d bytes: at most about 200 MB (of
@@ -438,7 +438,7 @@ def additive_features(
     more than 10%.
 
     With ``n_jobs`` the candidates are tried in batches, with the answer of trying them one
-    by one (:func:`_taken_in_turn`). ``known_fits`` (from :func:`set_aside_errors` on the
+    by one (:func:`_taken_in_turn`). ``known_fits`` (from :func:`set_aside_fits` on the
     same arguments) are leave-one-out fits computed before, which are not computed again.
 
     Returns
@@ -464,7 +464,7 @@ def additive_features(
     return (additive, penalty) if return_penalty else additive
 
 
-def set_aside_errors(pending, data, kernels, gammas, median_gammas, targets, mismatch_factors=None):
+def set_aside_fits(pending, data, kernels, gammas, median_gammas, targets, mismatch_factors=None):
     """The first leave-one-out fits (error, penalty) :func:`additive_features` needs,
     computed while ``pending()`` is True: the aligned kernel's (key None) and, most widened
     first, each set-aside feature's trial against it.
@@ -475,17 +475,17 @@ def set_aside_errors(pending, data, kernels, gammas, median_gammas, targets, mis
     """
     median_gammas = np.asarray(median_gammas, dtype=np.float64)
     candidates = _candidates(kernels, gammas, median_gammas)
-    errors = {}
+    fits = {}
     if candidates.size == 0 or not pending():
-        return errors
+        return fits
     K = _joint_kernel(data, kernels, gammas, mismatch_factors)
-    errors[None] = _leave_one_out(K, targets)[:2]
+    fits[None] = _leave_one_out(K, targets)[:2]
     for j in candidates:
         if not pending():
             break
         trial = _additive_trial(K, data, kernels, median_gammas, j)
-        errors[j] = _leave_one_out(trial, targets)[:2]
-    return errors
+        fits[j] = _leave_one_out(trial, targets)[:2]
+    return fits
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ from ._ridge_game import (
     model_factors,
     model_rows,
     model_values,
-    set_aside_errors,
+    set_aside_fits,
 )
 from ._scheduling import beside, one_blas_thread, progress_printer
 from ._sklearn_compat import HasMethods, Interval, StrOptions, get_output_config
@@ -534,7 +534,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         # While the ANOVA game is computed beside, the trials it will choose from start.
         known_fits = {}
         if evidence is not None and evidence.pending():
-            known_fits = set_aside_errors(evidence.pending, *arguments)
+            known_fits = set_aside_fits(evidence.pending, *arguments)
         additive, penalty = memory.cache(additive_features, ignore=["n_jobs", "known_fits"])(
             *arguments,
             evidence=None if evidence is None else evidence(),

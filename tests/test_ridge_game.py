@@ -35,7 +35,7 @@ from pkex_select._ridge_game import (
     model_rows,
     model_values,
     ridge_targets,
-    set_aside_errors,
+    set_aside_fits,
 )
 from pkex_select._selection import _EVIDENCE_WORK, ANOVA_SHARE
 from pkex_select._statistics import HSIC
@@ -587,8 +587,8 @@ def test_trials_in_batches_answer_as_one_by_one(n_jobs):
     np.testing.assert_array_equal(batched, one_by_one)
 
 
-def test_errors_computed_while_waiting_give_the_same_terms_and_are_not_computed_again():
-    """set_aside_errors (the wait for the ANOVA game) computes the aligned kernel's error
+def test_fits_computed_while_waiting_give_the_same_terms_and_are_not_computed_again():
+    """set_aside_fits (the wait for the ANOVA game) fits the aligned kernel
     and the set-aside trials most widened first while pending() holds; additive_features
     takes them as given, so the answer is the one computed without them."""
     rng = np.random.default_rng(8)
@@ -598,11 +598,11 @@ def test_errors_computed_while_waiting_give_the_same_terms_and_are_not_computed_
     median = np.full(8, 0.5)
     aligned = np.r_[0.3, 0.5 * np.exp(-np.linspace(4.0, 8.0, 7))]
     arguments = (X, ["rbf"] * 8, aligned, median, targets)
-    assert set_aside_errors(lambda: False, *arguments) == {}
-    every = set_aside_errors(lambda: True, *arguments)
+    assert set_aside_fits(lambda: False, *arguments) == {}
+    every = set_aside_fits(lambda: True, *arguments)
     assert list(every) == [None, 7, 6, 5, 4, 3, 2, 1]  # the most widened first
     waits = iter([True, True, True, False])
-    assert list(set_aside_errors(lambda: next(waits), *arguments)) == [None, 7, 6]
+    assert list(set_aside_fits(lambda: next(waits), *arguments)) == [None, 7, 6]
     for evidence in (None, np.ones(8), np.array([0.0, 7, 6, 5, 4, 3, 2, 1])):
         alone = additive_features(*arguments, evidence=evidence)
         for n_jobs in (None, 2):
