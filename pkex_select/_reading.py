@@ -10,6 +10,7 @@ import importlib
 import sys
 import warnings
 from collections import Counter
+from functools import partial
 from pathlib import Path
 
 __all__ = ["UsageError", "load_table", "note"]
@@ -155,9 +156,10 @@ _COMMA_NUMBER = r"^\s*[-+]?(\d{1,3}(\.\d{3})+|\d+)(,\d*)?\s*$"
 _DECIMAL_COMMA = r"^\s*[-+]?(\d{1,3}(\.\d{3})+|\d+),\d+\s*$"
 
 
-def _dots_as_thousands(path, frame, sep, missing, encoding):
+def _dots_as_thousands(frame, read):
     """``frame`` (read with decimal mark ",") with the columns whose numbers group their
-    thousands with "." ("4.253", "1.234,5") read as such.
+    thousands with "." ("4.253", "1.234,5") read as such; ``read(**options)`` reads the
+    file again.
 
     pandas takes such a "." for a decimal point (4.253 for 4253, so that a column of numbers
     above and below 1000 silently mixes scales) and reads "1.234,5" as text. A column is
@@ -175,15 +177,7 @@ def _dots_as_thousands(path, frame, sep, missing, encoding):
     ]
     if not candidates:
         return frame
-    text = pd.read_csv(
-        path,
-        sep=sep,
-        dtype=str,
-        usecols=candidates,
-        keep_default_na=False,
-        na_values=missing,
-        encoding=encoding,
-    )
+    text = read(dtype=str, usecols=candidates)
     present = {column: text[column].dropna().astype(str) for column in candidates}
     if not any(cells.str.match(_DECIMAL_COMMA).any() for cells in present.values()):
         return frame
@@ -237,16 +231,12 @@ def _read_table(path, na_values, sep=None, encoding=None):
         )
     missing = [""] + ([] if na_values is None else na_values.split(","))
     decimal = "," if sep == ";" else "."
-    frame = pd.read_csv(
-        path,
-        sep=sep,
-        decimal=decimal,
-        keep_default_na=False,
-        na_values=missing,
-        encoding=encoding,
+    read = partial(
+        pd.read_csv, path, sep=sep, keep_default_na=False, na_values=missing, encoding=encoding
     )
+    frame = read(decimal=decimal)
     if decimal == ",":
-        frame = _dots_as_thousands(path, frame, sep, missing, encoding)
+        frame = _dots_as_thousands(frame, read)
     if header and header[0] == "" and frame.columns[0].startswith("Unnamed"):
         # A saved pandas index: a row number, not a feature.
         note("dropped the first column, which has no name (a saved row index)")
