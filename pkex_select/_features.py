@@ -163,7 +163,7 @@ def prepare_features(
     if numeric.all():
         # Standardised column by column (in Fortran order, whose sums along a column are
         # NumPy's pairwise ones), then back in rows: one copy each way, X left as it is.
-        columns, constant = standardise(np.asfortranarray(columns))
+        columns, constant = standardise(_fortran_copy(columns), in_place=True)
         columns = np.ascontiguousarray(columns)
     else:  # columns is the encoded copy
         constant = np.all(columns == columns[:1], axis=0)
@@ -199,6 +199,17 @@ _IDENTIFIER_PAIR_SHARE = 0.01
 
 class IdentifierColumnWarning(UserWarning):
     """A categorical column takes a different value in (nearly) every row."""
+
+
+def _fortran_copy(X, rows=2**16):
+    """A copy of the 2-D array X in Fortran order, ``rows`` rows at a time: NumPy's own
+    C-to-Fortran copy reads X with strides of a row, 3x slower at 10^6 x 20."""
+    if not X.flags.c_contiguous:
+        return np.array(X, order="F")
+    transposed = np.empty(X.shape[::-1])
+    for start in range(0, X.shape[0], rows):
+        transposed[:, start : start + rows] = X[start : start + rows].T
+    return transposed.T
 
 
 def _warn_identifiers(columns, categorical, column_names):

@@ -258,13 +258,18 @@ def categorical_dtypes(data):
     return [isinstance(dtype, pd.CategoricalDtype) for dtype in dtypes]
 
 
-def standardise(columns):
+# The largest temporary the standard deviations of standardise take at once.
+_STD_BLOCK_BYTES = 2**23
+
+
+def standardise(columns, in_place=False):
     """Columns scaled to zero mean and unit variance, and a mask of the constant ones.
 
     Each column is first divided by the power of two nearest its largest magnitude (an
     exact operation), so that neither the mean nor the sum of squares can overflow or
     underflow: the result is the same for data scaled by 1e-300 or 1e300. Constant
-    columns are left at zero.
+    columns are left at zero. ``in_place``: ``columns`` (float64) is the caller's own
+    copy, and is scaled in it.
     """
     columns = np.asarray(columns, dtype=np.float64)
     constant = np.all(columns == columns[:1], axis=0)
@@ -273,9 +278,19 @@ def standardise(columns):
         np.max(columns, axis=0, initial=0.0), -np.min(columns, axis=0, initial=0.0)
     )
     exponent = np.frexp(largest)[1]
-    scaled = np.ldexp(columns, -exponent)
+    scaled = np.ldexp(columns, -exponent, out=columns if in_place else None)
     scaled -= scaled.mean(axis=0)
-    std = scaled.std(axis=0)
+    # In Fortran order a few columns at a time: the deviations' temporary stays small where
+    # the whole one would be as large as the data (its first writes took 0.18 s at 10^6 x
+    # 20), and each column's (pairwise) sum is the one over all columns at once; in C order
+    # NumPy sums a strided block otherwise, so there all at once.
+    step = scaled.shape[1]
+    if scaled.flags.f_contiguous:
+        step = max(1, _STD_BLOCK_BYTES // (8 * max(1, scaled.shape[0])))
+    std = np.concatenate(
+        [scaled[:, j : j + step].std(axis=0) for j in range(0, scaled.shape[1], step)]
+        or [np.zeros(0)]
+    )
     scaled /= np.where(constant | (std == 0), 1.0, std)
     scaled[:, constant] = 0.0
     return scaled, constant

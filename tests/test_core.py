@@ -593,3 +593,49 @@ def test_scikit_learns_private_names_are_imported_in_one_module():
                 if private or any(alias.name.startswith("_") for alias in node.names):
                     importers.add(path.name)
     assert importers == {"_sklearn_compat.py"}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(1, 300),
+    st.integers(0, 12),
+    st.sampled_from(["C", "F"]),
+    st.integers(1, 64),
+    st.integers(0, 2**32 - 1),
+)
+def test_standardise_in_column_blocks_and_in_place_keeps_the_bits(
+    n_rows, n_columns, order, block_columns, seed
+):
+    """standardise takes its standard deviations a few Fortran-ordered columns at a time,
+    and scales the caller's own copy in place: the bits of the whole-array computation."""
+    from pkex_select import _validation
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_rows, n_columns)) * rng.uniform(1e-3, 1e5, n_columns)
+    X[:, rng.random(n_columns) < 0.2] = 2.5  # constant columns
+    X = np.asarray(X, order=order)
+    constant = np.all(X == X[:1], axis=0)
+    exponent = np.frexp(np.maximum(X.max(axis=0, initial=0.0), -X.min(axis=0, initial=0.0)))[1]
+    expected = np.ldexp(X, -exponent)
+    expected -= expected.mean(axis=0)
+    std = expected.std(axis=0)
+    expected /= np.where(constant | (std == 0), 1.0, std)
+    expected[:, constant] = 0.0
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_validation, "_STD_BLOCK_BYTES", 8 * max(1, n_rows) * block_columns)
+        copy = X.copy(order="K")
+        scaled, found = _validation.standardise(copy, in_place=True)
+        np.testing.assert_array_equal(scaled, expected)
+        np.testing.assert_array_equal(found, constant)
+        assert scaled is copy
+        np.testing.assert_array_equal(_validation.standardise(X)[0], expected)
+
+
+def test_the_fortran_copy_is_a_copy_in_fortran_order():
+    from pkex_select._features import _fortran_copy
+
+    X = np.random.default_rng(0).normal(size=(1001, 7))
+    for source in (X, X[::2], np.asfortranarray(X)):
+        copy = _fortran_copy(source, rows=100)
+        assert copy.flags.f_contiguous and not np.shares_memory(copy, source)
+        np.testing.assert_array_equal(copy, source)
