@@ -583,28 +583,35 @@ def _row_exponents_kernel(X, rows, distances_of, scaled, exponents):
 def _block_exponents_kernel(X, cols, members, squared, gammas, exponent):
     """:func:`_exponents_kernel` for blocks of samples drawn at random (a chunk of
     :class:`~pkex_select._plan.SampleBlocks`), from the rows of ``X`` at the columns
-    ``cols``: each block's rows are copied out first, a few cache lines each, where the
+    ``cols``: the blocks' rows are copied out first, a few cache lines each, where the
     features as rows would cost a cache miss per sample and feature (1.9-2.8x the time from
-    3000 to 10^6 samples). Each pair's exponent is summed over the features before it is
-    added."""
+    3000 to 10^6 samples), and 32 blocks' at a time, so that their scattered reads overlap
+    rather than wait one block at a time (0.14-0.16 s against 0.23-0.36 s for one
+    partition of 10^6 samples, d = 20). Each pair's exponent is summed over the features
+    before it is added."""
     n_blocks, size = members.shape
     n_columns = cols.size
-    block_rows = np.empty((size, n_columns))
+    group = 32
+    copied = np.empty((group, size, n_columns))
     start = 0
-    for block in range(n_blocks):
-        for i in range(size):
-            for j in range(n_columns):
-                block_rows[i, j] = X[members[block, i], cols[j]]
-        for i in range(size - 1):
-            for k in range(i + 1, size):
-                for s in range(gammas.shape[0]):
-                    total = 0.0
-                    for j in range(n_columns):
-                        difference = block_rows[i, j] - block_rows[k, j]
-                        u = difference * difference if squared else abs(difference)
-                        total += gammas[s, j] * u
-                    exponent[s, start] += total
-                start += 1
+    for first in range(0, n_blocks, group):
+        for block in range(first, min(first + group, n_blocks)):
+            for i in range(size):
+                row = members[block, i]
+                for j in range(n_columns):
+                    copied[block - first, i, j] = X[row, cols[j]]
+        for block in range(first, min(first + group, n_blocks)):
+            block_rows = copied[block - first]
+            for i in range(size - 1):
+                for k in range(i + 1, size):
+                    for s in range(gammas.shape[0]):
+                        total = 0.0
+                        for j in range(n_columns):
+                            difference = block_rows[i, j] - block_rows[k, j]
+                            u = difference * difference if squared else abs(difference)
+                            total += gammas[s, j] * u
+                        exponent[s, start] += total
+                    start += 1
 
 
 exponents_numba = compile_kernel(_exponents_kernel) if NUMBA else None
