@@ -552,7 +552,7 @@ def point_rules(n_features, tol, bounded=True):
     return (*tables, deviation_limits(n_features, tol if bounded else 0.0))
 
 
-def point_values(Z, removed, weights, *, points=None, n_jobs=None, backend="auto", tol=DEFAULT_TOL):
+def point_values(Z, removed, weights, *, n_jobs=None, backend="auto", tol=DEFAULT_TOL):
     """Shapley values of each point's game in a kernel expansion whose pairs share their
     removed factors and weights over the points (a fitted model explained row by row).
 
@@ -567,8 +567,6 @@ def point_values(Z, removed, weights, *, points=None, n_jobs=None, backend="auto
     removed : ndarray of shape (n_pairs, n_features)
         Without removed factors (1) the general path's series form may be far cheaper.
     weights : ndarray of shape (n_pairs, n_outputs)
-    points : ndarray of int, default=None
-        The points explained, indices into ``Z``'s first axis (None: all), read in place.
     n_jobs : int, default=None
         Threads sharing the points.
     backend : {"auto", "numba", "numpy"}, default="auto"
@@ -577,10 +575,9 @@ def point_values(Z, removed, weights, *, points=None, n_jobs=None, backend="auto
 
     Returns
     -------
-    values : ndarray of shape (len(points), n_features, n_outputs)
+    values : ndarray of shape (n_points, n_features, n_outputs)
     """
     Z = np.ascontiguousarray(Z, dtype=np.float64)
-    points = np.arange(Z.shape[0]) if points is None else np.asarray(points, dtype=np.intp)
     removed = np.ascontiguousarray(removed, dtype=np.float64)
     weights = np.ascontiguousarray(weights, dtype=np.float64)
     rules = point_rules(Z.shape[2], float(tol), _bound_applies(removed))
@@ -588,11 +585,11 @@ def point_values(Z, removed, weights, *, points=None, n_jobs=None, backend="auto
         kernel = _integrals.point_values_numpy
     else:
         kernel = _integrals.point_values_numba
-    slices = row_slices(points.size, 8 * Z.shape[1] * Z.shape[2], None, n_jobs)
+    slices = row_slices(Z.shape[0], 8 * Z.shape[1] * Z.shape[2], None, n_jobs)
     parts = run_tasks(
-        lambda chunk: kernel(Z, points[chunk], removed, weights, *rules),
+        lambda points: kernel(Z[points], removed, weights, *rules),
         slices,
         n_jobs,
-        work=_work(points.size * Z.shape[1], Z.shape[2]),
+        work=_work(Z.shape[0] * Z.shape[1], Z.shape[2]),
     )
     return np.concatenate(list(parts)) if slices else np.zeros((0, Z.shape[2], weights.shape[1]))

@@ -214,30 +214,24 @@ def _loo_integrals_kernel(Z, removed, nodes, complements, node_weights):
     return integrals
 
 
-def point_values_numpy(
-    Z, points, removed, weights, nodes, complements, node_weights, widths, limits
-):
+def point_values_numpy(Z, removed, weights, nodes, complements, node_weights, widths, limits):
     """Shapley values of each point's game in an expansion ``f(x) = sum_p w_p k(x, x_p)``,
-    ``values[i, j, o] = sum_p weights[p, o] (Z[a, p, j] - removed[p, j]) I_apj`` for the
-    point ``a = points[i]``.
+    ``values[a, j, o] = sum_p weights[p, o] (Z[a, p, j] - removed[p, j]) I_apj``.
 
-    ``Z`` (n_points, n_pairs, d), ``points`` the indices of the points explained (into its
-    first axis, no copy of their pairs), ``removed`` (n_pairs, d), ``weights`` (n_pairs,
+    ``Z`` (n_points, n_pairs, d), ``removed`` (n_pairs, d), ``weights`` (n_pairs,
     n_outputs); the rule tables and ``limits`` as :func:`._engine.point_rules` builds them.
     Every pair takes the last (exact) rule; its compiled twin takes as few nodes as
     ``limits`` allow, which agree within the tolerance they were built for.
     """
     exact = nodes[-1], complements[-1], node_weights[-1]
-    values = np.empty((points.size, Z.shape[2], weights.shape[1]))
-    for i, a in enumerate(points):
-        contributions = (Z[a] - removed) * loo_integrals_numpy(Z[a], removed, *exact)
-        values[i] = contributions.T @ weights
+    values = np.empty((Z.shape[0], Z.shape[2], weights.shape[1]))
+    for a, point in enumerate(Z):
+        contributions = (point - removed) * loo_integrals_numpy(point, removed, *exact)
+        values[a] = contributions.T @ weights
     return values
 
 
-def _point_values_kernel(
-    Z, points, removed, weights, nodes, complements, node_weights, widths, limits
-):
+def _point_values_kernel(Z, removed, weights, nodes, complements, node_weights, widths, limits):
     """Compiled twin of :func:`point_values_numpy`, in one pass over each point's pairs.
 
     Each pair takes the fewest nodes its deviation ``S = sum_j |z_j - r_j|`` allows: m
@@ -245,15 +239,14 @@ def _point_values_kernel(
     of the rule tables; the sweep (:func:`_sweep_kernel`), its contributions and their
     weighted sum follow without temporaries.
     """
-    n_pairs, n_features = Z.shape[1], Z.shape[2]
+    n_points, n_pairs, n_features = Z.shape
     n_outputs = weights.shape[1]
     most = limits.size
-    values = np.zeros((points.size, n_features, n_outputs))
+    values = np.zeros((n_points, n_features, n_outputs))
     integrals = np.empty(n_features)
     factors = np.empty((4, n_features))
     prefix = np.empty((4, n_features))
-    for i in range(points.size):
-        a = points[i]
+    for a in range(n_points):
         for p in range(n_pairs):
             z, r = Z[a, p], removed[p]
             deviation = 0.0
@@ -268,7 +261,7 @@ def _point_values_kernel(
             for j in range(n_features):
                 contribution = (z[j] - r[j]) * integrals[j]
                 for o in range(n_outputs):
-                    values[i, j, o] += contribution * weights[p, o]
+                    values[a, j, o] += contribution * weights[p, o]
     return values
 
 

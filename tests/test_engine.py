@@ -328,13 +328,3 @@ def test_point_values_do_not_depend_on_threads(monkeypatch):
     np.testing.assert_array_equal(
         point_values(Z, removed, weights, n_jobs=2), point_values(Z, removed, weights)
     )
-
-
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_point_values_of_some_points_are_those_rows_of_all(backend):
-    Z, removed, weights = _expansion(2, 9, 25, 7, 2, wide=True)
-    every = point_values(Z, removed, weights, backend=backend)
-    points = [7, 0, 3, 3]
-    np.testing.assert_array_equal(
-        point_values(Z, removed, weights, points=points, backend=backend), every[points]
-    )
