@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import mmap
+from functools import lru_cache
 from numbers import Real
 
 import numpy as np
@@ -221,6 +222,17 @@ _BRACKET_PAIRS = 20_000
 _BRACKET_ERRORS = 6.0
 
 
+@lru_cache(maxsize=4)
+def _bracket_pairs(size):
+    """The pairs ``(first, second)`` of distinct rows :func:`median_of_distances` samples
+    among ``size`` values: the same for every column of a data set, so drawn once."""
+    first, second = np.random.default_rng(0).integers(0, size, (2, _BRACKET_PAIRS))
+    distinct = first != second
+    first, second = first[distinct], second[distinct]
+    first.flags.writeable = second.flags.writeable = False
+    return first, second
+
+
 def median_of_distances(values):
     """``np.median`` of ``|values[a] - values[b]|`` over the pairs a < b, to the last bit,
     without computing them all.
@@ -255,12 +267,15 @@ def median_of_distances(values):
                 return end
             end[inside] = np.searchsorted(ordered, ordered[end[inside]], side="right")
 
-    rng = np.random.default_rng(0)
-    first, second = rng.integers(0, size, (2, _BRACKET_PAIRS))
-    sample = np.sort(np.abs(ordered[first] - ordered[second])[first != second])
+    first, second = _bracket_pairs(size)
+    sample = np.abs(ordered[first] - ordered[second])
     spread = _BRACKET_ERRORS * 0.5 * sample.size**0.5
-    low = sample[max(int(sample.size / 2 - spread), 0)]
-    high = sample[min(int(sample.size / 2 + spread), sample.size - 1)]
+    # The bracket's ends as in the sorted sample, from a partition (a seventh of a sort).
+    ends_at = [
+        max(int(sample.size / 2 - spread), 0),
+        min(int(sample.size / 2 + spread), sample.size - 1),
+    ]
+    low, high = np.partition(sample, ends_at)[ends_at]
     below, through = ends(low) - rows - 1, ends(high) - rows - 1
     if below.sum() > middle[0] or through.sum() <= middle[1]:  # missed: every distance
         below, through = np.zeros(size, dtype=np.intp), size - rows - 1
