@@ -378,7 +378,7 @@ def _print_table(rows, selector, title, out):
         "Each feature's value is its part of the model's moves (below), not of this"
         if selector.value_function_ == "model"
         else "Each feature's value is its share of the model's moves plus 0.3 times its share "
-        "of it, over 1.3"
+        "of the ANOVA game's, scaled to add up to 1 (below)"
         if selector.value_function_ == "model+anova"
         else "Each feature's value is its part of it; the values add up to it"
     )
