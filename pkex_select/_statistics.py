@@ -170,54 +170,69 @@ def _block_weights_kernel(members, permutations, Y, kinds, gamma, matrix, use_ma
     (from ``matrix``, or the kernels ``kinds`` on the rows of Y), its row sums, the
     U-statistic's centring, and the weights of the block's pairs a < b. One block's B x B
     buffer stays in cache; NumPy builds (n_perm, n_blocks, B, B) arrays and reads them
-    several times.
+    several times. The samples of 32 blocks and their rows of Y are read first, so that
+    those scattered reads overlap rather than wait a sample at a time (as in
+    :func:`._features._block_exponents_kernel`).
     """
     n_perm = permutations.shape[0]
     n_blocks, size = members.shape
+    n_outputs = Y.shape[1]
     n_upper = size * (size - 1) // 2
     out = np.empty((n_perm, n_blocks * n_upper))
     gram = np.zeros((size, size))
-    samples = np.empty(size, dtype=np.int64)
+    group = 32
+    samples = np.empty((group, size), dtype=np.int64)
+    rows = np.empty((group, size, n_outputs))
     sums = np.empty(size)
     for k in range(n_perm):
-        for block in range(n_blocks):
-            for i in range(size):
-                samples[i] = permutations[k, members[block, i]]
-            for i in range(size):
-                for j in range(i + 1, size):
-                    if use_matrix:
-                        value = matrix[samples[i], samples[j]]
-                    else:
-                        value = 1.0
-                        for o in range(Y.shape[1]):
-                            diff = Y[samples[i], o] - Y[samples[j], o]
-                            if kinds[o] == 0:
-                                value *= 1.0 if diff == 0.0 else 0.0
-                            elif diff != 0.0:
-                                if kinds[o] == 1:
-                                    value *= np.exp(-gamma[o] * diff * diff)
-                                elif kinds[o] == 2:
-                                    value *= np.exp(-gamma[o] * abs(diff))
-                                else:
-                                    value *= 1.0 / (1.0 + gamma[o] * diff * diff)
-                    gram[i, j] = value
-                    gram[j, i] = value
-            total = 0.0
-            for i in range(size):
-                row = 0.0
-                for j in range(size):
-                    if j != i:
-                        row += gram[i, j]
-                sums[i] = row
-                total += row
-            constant = total / ((size - 1) * (size - 2))
-            for i in range(size):
-                sums[i] = sums[i] / (size - 2) - constant / 2.0
-            p = block * n_upper
-            for i in range(size):
-                for j in range(i + 1, size):
-                    out[k, p] = scale * (gram[i, j] - sums[i] - sums[j])
-                    p += 1
+        for first in range(0, n_blocks, group):
+            last = min(first + group, n_blocks)
+            for block in range(first, last):
+                for i in range(size):
+                    samples[block - first, i] = permutations[k, members[block, i]]
+            if not use_matrix:
+                for block in range(first, last):
+                    for i in range(size):
+                        sample = samples[block - first, i]
+                        for o in range(n_outputs):
+                            rows[block - first, i, o] = Y[sample, o]
+            for block in range(first, last):
+                held, values = samples[block - first], rows[block - first]
+                for i in range(size):
+                    for j in range(i + 1, size):
+                        if use_matrix:
+                            value = matrix[held[i], held[j]]
+                        else:
+                            value = 1.0
+                            for o in range(n_outputs):
+                                diff = values[i, o] - values[j, o]
+                                if kinds[o] == 0:
+                                    value *= 1.0 if diff == 0.0 else 0.0
+                                elif diff != 0.0:
+                                    if kinds[o] == 1:
+                                        value *= np.exp(-gamma[o] * diff * diff)
+                                    elif kinds[o] == 2:
+                                        value *= np.exp(-gamma[o] * abs(diff))
+                                    else:
+                                        value *= 1.0 / (1.0 + gamma[o] * diff * diff)
+                        gram[i, j] = value
+                        gram[j, i] = value
+                total = 0.0
+                for i in range(size):
+                    row = 0.0
+                    for j in range(size):
+                        if j != i:
+                            row += gram[i, j]
+                    sums[i] = row
+                    total += row
+                constant = total / ((size - 1) * (size - 2))
+                for i in range(size):
+                    sums[i] = sums[i] / (size - 2) - constant / 2.0
+                p = block * n_upper
+                for i in range(size):
+                    for j in range(i + 1, size):
+                        out[k, p] = scale * (gram[i, j] - sums[i] - sums[j])
+                        p += 1
     return out
 
 
