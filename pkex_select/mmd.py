@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse
 from numpy.typing import ArrayLike
 
 from . import _pairgame
@@ -435,6 +436,11 @@ def attribute_shift(X_p: ArrayLike, X_q: ArrayLike, **params) -> MMDShapleyAttri
     """
     X_p, X_q = from_arrow(X_p), from_arrow(X_q)
     for name, sample in (("first", X_p), ("second", X_q)):
+        if scipy.sparse.issparse(sample):
+            raise TypeError(
+                f"The {name} sample is a sparse matrix, but dense data is required (a product "
+                "kernel compares every value, zeros included). Use '.toarray()' to convert it."
+            )
         if len(sample) == 0:
             raise ValueError(f"The {name} sample has no rows; MMD compares two samples.")
     columns_p, columns_q = getattr(X_p, "columns", None), getattr(X_q, "columns", None)

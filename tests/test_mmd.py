@@ -205,6 +205,16 @@ def test_attribute_shift_names_an_empty_sample():
         attribute_shift(X[:0], X)
 
 
+def test_attribute_shift_refuses_a_sparse_sample_with_what_to_do():
+    import scipy.sparse
+
+    X = rng.normal(size=(20, 3))
+    with pytest.raises(TypeError, match=r"The first sample is a sparse matrix.*toarray"):
+        attribute_shift(scipy.sparse.csr_matrix(X), X)
+    with pytest.raises(TypeError, match=r"The second sample is a sparse matrix.*toarray"):
+        attribute_shift(X, scipy.sparse.csr_array(X))
+
+
 def test_identical_samples_name_no_drifting_feature():
     import pandas as pd
 
