@@ -115,3 +115,32 @@ def test_recompute_reads_the_other_methods_scores_from_the_committed_file(tmp_pa
     assert scores[("default", 1)] != 0.111111 and scores[("default", 1)] > 0.5
     run = [path.name for path in (out / "cache" / "0.2" / "boston").iterdir()]
     assert run == [study._cache_key("default")]  # ftest was not run
+
+
+def test_varied_designs_plant_their_columns_and_a_small_run_writes_every_method(tmp_path):
+    from benchmarks.selection import varied
+
+    for name, design in varied.DESIGNS.items():
+        X, y, relevant = design(200, np.random.default_rng(0))
+        assert X.shape[0] == y.shape[0] == 200 and np.all(np.isfinite(X)), name
+        assert max(relevant) < X.shape[1] and len(set(relevant)) == len(relevant), name
+        assert (np.unique(y).size <= 4) == (name in varied.CLASSES), name
+    varied.main(
+        [
+            "--repetitions",
+            "1",
+            "--sizes",
+            "150",
+            "--designs",
+            "three_way",
+            "rare_class",
+            "--n-jobs",
+            "1",
+            "--out",
+            str(tmp_path),
+        ]
+    )
+    table = (tmp_path / "varied.md").read_text()
+    assert "| three_way | 150 |" in table and "| rare_class | 150 |" in table
+    header = next(line for line in table.splitlines() if line.startswith("| design"))
+    assert header == "| design | n | default | paper | trees |"
