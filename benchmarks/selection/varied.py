@@ -160,9 +160,9 @@ def recall(design, method, n, repetition):
     rng = np.random.default_rng([2026, zlib.crc32(design.encode()), n, repetition])
     X, y, relevant = DESIGNS[design](n, rng)
     if method == "trees":
-        forest = ExtraTreesClassifier if design in CLASSES else ExtraTreesRegressor
-        values = forest(n_estimators=300, random_state=repetition, n_jobs=1).fit(X, y)
-        values = values.feature_importances_
+        trees = ExtraTreesClassifier if design in CLASSES else ExtraTreesRegressor
+        forest = trees(n_estimators=300, random_state=repetition, n_jobs=1)
+        values = forest.fit(X, y).feature_importances_
     else:
         game = {"value_function": "baseline"} if method == "paper" else {}
         with warnings.catch_warnings():
