@@ -183,10 +183,10 @@ def _dots_as_thousands(frame, read):
         return frame
     for column, cells in present.items():
         dotted = cells.str.contains(".", regex=False)
-        if not dotted.any() or not cells.str.match(_COMMA_NUMBER).all():
+        numbers = _numbers_in(cells, _COMMA_NUMBER, ",") if dotted.any() else None
+        if numbers is None:
             continue
-        digits = text[column].str.replace(".", "", regex=False).str.replace(",", ".", regex=False)
-        frame[column] = pd.to_numeric(digits)
+        frame[column] = numbers.reindex(text.index)
         note(
             f"column {column!r} read with '.' grouping its thousands ({cells[dotted].iloc[0]!r}"
             " is a number of four or more digits), as the file's decimal mark is ','"
