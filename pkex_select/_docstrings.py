@@ -82,7 +82,9 @@ n_permutations_ : int
     The permutations run: ``n_permutations`` (or what None resolved to), or with
     ``alpha`` and the maxT correction fewer (157 or 471 at ``alpha=0.05``) where every
     decision at ``alpha`` was settled by them (resampling risk at most 0.001 in all); the
-    p-values then have a resolution of 1 / (1 + ``n_permutations_``).""",
+    p-values then have a resolution of 1 / (1 + ``n_permutations_``). With fewer
+    permutations than samples they are circular shifts of the labels, all computed in one
+    pass (User guide, "Tests and p-values").""",
     "n_features_in_": """\
 n_features_in_ : int""",
 }

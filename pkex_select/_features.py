@@ -28,6 +28,8 @@ __all__ = [
     "anova_weight",
     "block_exponents_numba",
     "CentredFactors",
+    "centre_pairs_numba",
+    "centre_pairs_numpy",
     "centre_rows_numba",
     "centre_rows_numpy",
     "ChunkFactors",
@@ -306,21 +308,31 @@ class DataFactors:
         return [np.prod(Z, axis=1) for Z in scales]
 
     def __call__(self, pairs):
-        # All pairs of a run of rows with exponential factors at finite parameters: one
-        # compiled pass of exponents, then NumPy's vectorised exp (the same bits as
-        # factors_numpy).
-        if pairs.rows is None or not NUMBA or self._exponent_scales is None:
+        # The pairs of a run of rows or of circular diagonals, exponential factors at finite
+        # parameters: one compiled pass of exponents, then NumPy's vectorised exp (the same
+        # bits as factors_numpy).
+        if pairs.members is not None or not NUMBA or self._exponent_scales is None:
             return self.factors_numpy(pairs)
         if self._row_major is None:  # the rows' values contiguous, as the pass reads them
             self._row_major = np.ascontiguousarray(self.X)
         exponents = np.empty((len(self.gammas), pairs.a.size, self.n_features))
-        row_exponents_numba(
-            self._row_major,
-            np.asarray(pairs.rows),
-            self._distances_of,
-            self._exponent_scales,
-            exponents,
-        )
+        if pairs.rows is None:  # CircularPairs
+            pair_exponents_numba(
+                self._row_major,
+                pairs.a,
+                pairs.b,
+                self._distances_of,
+                self._exponent_scales,
+                exponents,
+            )
+        else:
+            row_exponents_numba(
+                self._row_major,
+                np.asarray(pairs.rows),
+                self._distances_of,
+                self._exponent_scales,
+                exponents,
+            )
         return list(np.exp(exponents, out=exponents))
 
     def factors_numpy(self, pairs):
@@ -468,6 +480,11 @@ def centre_rows_numpy(Z, rows, n_samples, row_terms, total_terms, weight, consta
     ``1 + weight (z - r_a - r_b + T)``, 1 for a constant feature. Returns the products over
     the features of the plain and of the centred factors."""
     a, b = pairs_of_rows(rows, n_samples)[:2]
+    return centre_pairs_numpy(Z, a, b, row_terms, total_terms, weight, constant)
+
+
+def centre_pairs_numpy(Z, a, b, row_terms, total_terms, weight, constant):
+    """:func:`centre_rows_numpy` for any pairs ``(a[p], b[p])``."""
     plain = np.prod(Z, axis=1)
     Z -= row_terms[a]
     Z -= row_terms[b]
@@ -503,6 +520,28 @@ def _centre_rows_kernel(Z, rows, n_samples, row_terms, total_terms, weight, cons
         if b == n_samples:
             a += 1
             b = a + 1
+    return plain, centred
+
+
+def _centre_pairs_kernel(Z, a, b, row_terms, total_terms, weight, constant):
+    """Compiled twin of :func:`centre_pairs_numpy`, as :func:`_centre_rows_kernel`."""
+    n_pairs, n_features = Z.shape
+    plain = np.empty(n_pairs)
+    centred = np.empty(n_pairs)
+    for p in range(n_pairs):
+        plain_product = 1.0
+        centred_product = 1.0
+        for j in range(n_features):
+            z = Z[p, j]
+            plain_product *= z
+            if constant[j]:
+                z = 1.0
+            else:
+                z = (z - row_terms[a[p], j] - row_terms[b[p], j] + total_terms[j]) * weight + 1.0
+            Z[p, j] = z
+            centred_product *= z
+        plain[p] = plain_product
+        centred[p] = centred_product
     return plain, centred
 
 
@@ -580,6 +619,25 @@ def _row_exponents_kernel(X, rows, distances_of, scaled, exponents):
             p += 1
 
 
+def _pair_exponents_kernel(X, a, b, distances_of, scaled, exponents):
+    """:func:`_row_exponents_kernel` for any pairs ``(a[p], b[p])`` (a chunk of
+    :class:`~pkex_select._plan.CircularPairs`), the same operations in the same order."""
+    n_features = X.shape[1]
+    distances = np.empty(n_features)
+    for p in range(a.size):
+        for j in range(n_features):
+            difference = X[b[p], j] - X[a[p], j]
+            if distances_of[j] == 0:
+                distances[j] = difference * difference
+            elif distances_of[j] == 1:
+                distances[j] = abs(difference)
+            else:
+                distances[j] = 0.0 if difference == 0.0 else np.inf
+        for s in range(scaled.shape[0]):
+            for j in range(n_features):
+                exponents[s, p, j] = distances[j] * scaled[s, j]
+
+
 def _block_exponents_kernel(X, cols, members, squared, gammas, exponent):
     """:func:`_exponents_kernel` for blocks of samples drawn at random (a chunk of
     :class:`~pkex_select._plan.SampleBlocks`), from the rows of ``X`` at the columns
@@ -617,11 +675,14 @@ def _block_exponents_kernel(X, cols, members, squared, gammas, exponent):
 exponents_numba = compile_kernel(_exponents_kernel) if NUMBA else None
 block_exponents_numba = compile_kernel(_block_exponents_kernel) if NUMBA else None
 row_exponents_numba = compile_kernel(_row_exponents_kernel, fastmath=()) if NUMBA else None
+pair_exponents_numba = compile_kernel(_pair_exponents_kernel, fastmath=()) if NUMBA else None
 centre_rows_numba = compile_kernel(_centre_rows_kernel) if NUMBA else None
+centre_pairs_numba = compile_kernel(_centre_pairs_kernel) if NUMBA else None
 add_row_sums_numba = compile_kernel(_add_row_sums_kernel) if NUMBA else None
 add_row_sums = add_row_sums_numba or add_row_sums_numpy
 # The factors of all pairs of a chunk's rows are centred in one compiled pass.
 centre_rows = centre_rows_numba or centre_rows_numpy
+centre_pairs = centre_pairs_numba or centre_pairs_numpy
 
 
 class CentredFactors:
@@ -688,12 +749,17 @@ class CentredFactors:
 
     def __call__(self, pairs):
         scales = self.factors(pairs)
-        if pairs.members is None:  # all pairs of a run of rows (AllPairs): one pass per scale
+        if pairs.members is None:  # every pair of the sample: one pass per scale
             joints, test_joints = [], []
             for Z, rows, total in zip(scales, self.row_terms, self.total_terms):
-                plain, centred = centre_rows(
-                    Z, pairs.rows, self.n_samples, rows, total, self.weight, self.constant
-                )
+                if pairs.rows is None:  # CircularPairs
+                    plain, centred = centre_pairs(
+                        Z, pairs.a, pairs.b, rows, total, self.weight, self.constant
+                    )
+                else:
+                    plain, centred = centre_rows(
+                        Z, pairs.rows, self.n_samples, rows, total, self.weight, self.constant
+                    )
                 test_joints.append(plain)
                 joints.append(centred)
             return ChunkFactors(scales, joints, test_joints)

@@ -19,6 +19,7 @@ from sklearn.utils import check_random_state
 from ._engine import contributions, point_values, weighted_contributions
 from ._features import CentredFactors, GramFactors, resolve_scales
 from ._interactions import INDICES, assemble, chunk_interactions
+from ._plan import CircularPairs
 from ._pvalues import (
     CORRECTIONS,
     PermutationTests,
@@ -29,6 +30,7 @@ from ._pvalues import (
 )
 from ._quadrature import DEFAULT_TOL
 from ._scheduling import progress_printer, run_tasks
+from ._shifts import ShiftSpectra, draw_shifts, shifted_rows, uses_shifts
 from ._sklearn_compat import Interval, StrOptions
 from ._spelling import spelled
 from ._statistics import VALUE_FUNCTIONS, PairWeights
@@ -363,6 +365,9 @@ def attribute(
     ``value_function="anova"`` centres every factor (``_features.CentredFactors``: one pass
     over the pairs for the row means first, or per block for the block estimator); the
     weights and permutations are those of the baseline game.
+    With fewer permutations than samples (:func:`~pkex_select._shifts.uses_shifts`) the
+    permutations are circular shifts along a random order, drawn after the plan, and every
+    shift comes from one pass over the circular diagonals of that order (``_shifts.py``).
     ``value_function="observational"`` replaces a removed feature's Gram matrix by its mean
     over each of the statistic's cells (one pass over the pairs first). Where the cells
     depend on the labels (MMD), each permutation is a game of its own: the test costs one
@@ -384,8 +389,8 @@ def attribute(
     random_state, n_jobs, progress, value_function, anova_weight, interactions
         As in the estimators.
     alpha : float, default=None
-        The level the tests' decisions are taken at. With the maxT correction the
-        permutations then run in stages, looking after each but the last
+        The level the tests' decisions are taken at. With the maxT correction random
+        permutations (not shifts) then run in stages, looking after each but the last
         (:func:`~pkex_select._pvalues.sequential_looks`: 157 and 471 at 0.05) whether every
         decision at ``alpha`` is settled (:func:`~pkex_select._pvalues.settled`), and
         stopping where it is: the tests are then those of the permutations so far, an exact
@@ -403,8 +408,12 @@ def attribute(
     # product that re-weights its pairs runs twice as fast over 4000 pairs as over 400.
     pair_bytes = 8 * max(factors.n_features, (n_permutations + 1) // _WEIGHT_BUDGET)
     plan = statistic.plan(n_samples, rng, pair_bytes, n_jobs)
-    _check_permutation_memory(n_samples, n_permutations)
-    permutations = draw_permutations(n_samples, n_permutations, rng)
+    shifting = uses_shifts(plan, n_permutations, value_function, interactions)
+    if shifting:
+        order, shifts = draw_shifts(n_samples, n_permutations, rng)
+    else:
+        _check_permutation_memory(n_samples, n_permutations)
+        permutations = draw_permutations(n_samples, n_permutations, rng)
     removed = None
     if value_function == "anova":
         if plan.blocked and plan.block_size < 4:
@@ -421,22 +430,33 @@ def attribute(
         removed = RemovedFactors.measure(
             plan, factors, statistic.cells(target, permutations, plan), n_jobs
         )
-    sequential = alpha is not None and correction == "maxT" and removed is None
+    # Shifts cost one pass whatever their number: no looks.
+    sequential = alpha is not None and correction == "maxT" and removed is None and not shifting
     looks = dict(sequential_looks(alpha, n_permutations)) if sequential else {}
     done, parts, tests = 0, [], None
     for last in [*looks, n_permutations]:
-        # The observed labels (row 0) and this stage's permutations.
-        rows = np.r_[0, np.arange(done + 1, last + 1)]
-        stage_values, stage_statistics, stage_moments, stage_pairs = solve(
-            plan,
-            factors,
-            statistic.weights(target, permutations[rows], plan),
-            removed=removed,
-            interaction_index=interactions,
-            n_jobs=n_jobs,
-            progress=progress,
-            one_weighting=len(rows) == 1,
-        )
+        if shifting:
+            circular = CircularPairs(order, 8 * factors.n_features, n_jobs)
+            identity = np.arange(n_samples)[None]
+            weights = ShiftSpectra(statistic.weights(target, identity, circular), n_samples)
+            stage_values, stage_statistics, stage_moments, stage_pairs = solve(
+                circular, factors, weights, n_jobs=n_jobs, progress=progress
+            )
+            stage_values = shifted_rows(stage_values, n_samples, shifts)
+            stage_statistics = shifted_rows(stage_statistics, n_samples, shifts)
+        else:
+            # The observed labels (row 0) and this stage's permutations.
+            rows = np.r_[0, np.arange(done + 1, last + 1)]
+            stage_values, stage_statistics, stage_moments, stage_pairs = solve(
+                plan,
+                factors,
+                statistic.weights(target, permutations[rows], plan),
+                removed=removed,
+                interaction_index=interactions,
+                n_jobs=n_jobs,
+                progress=progress,
+                one_weighting=len(rows) == 1,
+            )
         if not parts:
             moments, pair_values = stage_moments, stage_pairs
             if len(stage_values) == 1:

@@ -18,6 +18,7 @@ from ._scheduling import rows_per_task
 
 __all__ = [
     "AllPairs",
+    "CircularPairs",
     "Pairs",
     "pairs_of_rows",
     "SampleBlocks",
@@ -45,7 +46,8 @@ def _seeded_permutation(n_samples, seed):
 
 
 class Pairs(NamedTuple):
-    """The pairs ``(a[p], b[p])``, a < b, of one chunk of a plan."""
+    """The pairs ``(a[p], b[p])`` of one chunk of a plan (a < b but in
+    :class:`CircularPairs`)."""
 
     a: np.ndarray
     b: np.ndarray
@@ -79,6 +81,41 @@ class AllPairs:
 
     def pairs(self, chunk):
         return pairs_of_rows(chunk, self.n_samples)
+
+
+class CircularPairs:
+    """All pairs of ``n_samples`` samples along the circular diagonals of an ``order``.
+
+    Diagonal t holds the pairs ``(order[i], order[(i + t) % n])`` for i = 0, ..., n - 1
+    (for t = n / 2 only i < n / 2, whose pairs the others repeat); diagonals 1, ..., n // 2
+    hold every pair once. A chunk is a run of whole diagonals, about ``TASK_BYTES /
+    pair_bytes`` pairs, so that a statistic can transform each diagonal along i (the
+    shift test of :func:`~pkex_select._pairgame.attribute`).
+    """
+
+    blocked = False
+
+    def __init__(self, order, pair_bytes, n_jobs=None):
+        self.order = np.asarray(order)
+        self.n_samples = n = self.order.size
+        per_task = rows_per_task(n // 2, n * pair_bytes, n_jobs)
+        self.chunks = [(t, min(t + per_task, n // 2 + 1)) for t in range(1, n // 2 + 1, per_task)]
+
+    def diagonal_lengths(self, chunk):
+        """The number of pairs of each diagonal of the chunk."""
+        n = self.n_samples
+        return [n // 2 if 2 * t == n else n for t in range(*chunk)]
+
+    def pairs(self, chunk):
+        n, positions = self.n_samples, np.arange(self.n_samples)
+        first = np.concatenate([positions[:length] for length in self.diagonal_lengths(chunk)])
+        second = np.concatenate(
+            [
+                (positions[:length] + t) % n
+                for t, length in zip(range(*chunk), self.diagonal_lengths(chunk))
+            ]
+        )
+        return Pairs(self.order[first], self.order[second])
 
 
 def pairs_of_rows(rows, n_samples):
