@@ -436,6 +436,7 @@ def attribute(
     done, parts, tests = 0, [], None
     for last in [*looks, n_permutations]:
         if shifting:
+            # A pair holds a column of values per feature and scale, and their spectra.
             circular = CircularPairs(order, 8 * factors.n_features, n_jobs)
             identity = np.arange(n_samples)[None]
             weights = ShiftSpectra(statistic.weights(target, identity, circular), n_samples)

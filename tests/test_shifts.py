@@ -201,3 +201,22 @@ def test_rounding_tolerance_grows_with_log_n_and_the_diagonals():
     eps = np.finfo(np.float64).eps
     assert small == pytest.approx(eps * (20 * math.log2(64) + 32))
     assert large > small
+
+
+def test_functions_on_gram_matrices_take_the_same_shifts(monkeypatch):
+    from pkex_select import hsic_shapley_values
+    from pkex_select.kernels import gram_matrices
+
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((50, 3))
+    y = X[:, 0] ** 2 + rng.standard_normal(50)
+    K, L = gram_matrices(X), np.exp(-(np.subtract.outer(y, y) ** 2))
+    options = {"n_permutations": 30, "random_state": 0, "return_result": True}
+    by_fft = hsic_shapley_values(K, L, value_function="anova", **options).tests
+    _explicit_permutations(monkeypatch)
+    explicit = hsic_shapley_values(K, L, value_function="anova", **options).tests
+    reference = explicit.null_distribution
+    np.testing.assert_allclose(
+        by_fft.null_distribution, reference, rtol=1e-9, atol=1e-12 * np.abs(reference).max()
+    )
+    np.testing.assert_array_equal(by_fft.pvalues, explicit.pvalues)

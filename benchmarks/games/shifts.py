@@ -1,6 +1,7 @@
 """Circular shifts of the labels against random permutations, on the same data sets.
 
     python -m benchmarks.games.shifts [--repetitions 200] [--n-jobs 2]
+    python -m benchmarks.games.shifts --size-check [--repetitions 1000]
 
 ``alpha=0.05`` (maxT, ``n_permutations=999``) with more samples than permutations draws 999
 circular shifts of the labels along a random order of the samples and computes them all in
@@ -12,6 +13,10 @@ family-wise error over the nulls; a noisier friedman1 (n = 1000, noise 8), where
 do not keep every relevant feature, for power; the global null (friedman1's y drawn apart
 from X, n = 2000) for the size of the overall test and the family-wise error. CPU seconds
 per fit, one thread.
+
+``--size-check``: the global null at n = 300 with 199 shifts or permutations, on more data
+sets (1000 by default), for the size alone: how often the overall p-value and the smallest
+adjusted p-value are at most 0.01, 0.05 and 0.1 (``shifts-size.md``).
 """
 
 import argparse
@@ -29,7 +34,10 @@ SCENARIOS = {  # rows, noise, y drawn apart from X
     "friedman1": (2000, 1.0, False),
     "noisy friedman1": (1000, 8.0, False),
     "global null": (2000, 1.0, True),
+    "global null, n = 300": (300, 1.0, True),
 }
+# The size check's permutations: fewer than its 300 samples, so that shifts are drawn.
+SIZE_CHECK_PERMUTATIONS = 199
 RULES = ("shifts", "permutations")
 
 
@@ -45,10 +53,13 @@ def one(scenario, repetition, rule):
     X, y = make_friedman1(rows, 20, noise=noise, random_state=repetition)
     if apart:
         y = np.random.default_rng(repetition).permutation(y)
+    n_permutations = SIZE_CHECK_PERMUTATIONS if rows < 1000 else 999
     start = time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fitted = HSICShapleySelector(alpha=0.05, n_permutations=999, random_state=repetition)
+        fitted = HSICShapleySelector(
+            alpha=0.05, n_permutations=n_permutations, random_state=repetition
+        )
         fitted.fit(X, y)
     seconds = time.process_time() - start
     kept = fitted.get_support()
@@ -60,16 +71,36 @@ def one(scenario, repetition, rule):
         "relevant kept": np.nan if apart else kept[relevant].mean(),
         "any null kept": float(kept[nulls].any()),
         "overall rejected": float(fitted.pvalue_ <= 0.05),
+        "overall p": fitted.pvalue_,
+        "smallest adjusted p": fitted.adjusted_pvalues_.min(),
         "permutations": fitted.n_permutations_,
         "seconds": seconds,
     }
 
 
-def summary(records, repetitions):
+def size_summary(records):
+    rows = []
+    for rule in RULES:
+        mine = [r for r in records if r["rule"] == rule]
+        row = {"rule": rule, "data sets": len(mine)}
+        for name in ("overall p", "smallest adjusted p"):
+            p = np.array([r[name] for r in mine])
+            for level in (0.01, 0.05, 0.1):
+                share = np.mean(p <= level)
+                row[f"{name} <= {level:g}"] = (
+                    f"{share:.3f} ({np.sqrt(share * (1 - share) / p.size):.3f})"
+                )
+        rows.append(row)
+    return rows
+
+
+def summary(records):
     rows = []
     for scenario, (n_rows, _, apart) in SCENARIOS.items():
         for rule in RULES:
             mine = [r for r in records if r["scenario"] == scenario and r["rule"] == rule]
+            if not mine:
+                continue
             kept = np.array([r["relevant kept"] for r in mine])
             fwer = np.array([r["any null kept"] for r in mine])
             overall = np.array([r["overall rejected"] for r in mine])
@@ -93,21 +124,39 @@ def summary(records, repetitions):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repetitions", type=int, default=200)
+    parser.add_argument("--repetitions", type=int, default=None)
+    parser.add_argument("--size-check", action="store_true")
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
-    jobs = [(s, r, rule) for s in SCENARIOS for r in range(args.repetitions) for rule in RULES]
+    scenarios = ["global null, n = 300"] if args.size_check else list(SCENARIOS)[:3]
+    repetitions = args.repetitions or (1000 if args.size_check else 200)
+    jobs = [(s, r, rule) for s in scenarios for r in range(repetitions) for rule in RULES]
     records = Parallel(n_jobs=args.n_jobs)(delayed(one)(*job) for job in jobs)
-    rows = summary(records, args.repetitions)
+    if args.size_check:
+        rows = size_summary(records)
+        write_results(
+            args.out,
+            "shifts-size",
+            rows,
+            "Circular shifts against random permutations: size at n = 300",
+            f"The global null (friedman1's y drawn apart from X, n = 300, d = 20), {repetitions} "
+            f"data sets, alpha = 0.05 (maxT), {SIZE_CHECK_PERMUTATIONS} shifts or at most as "
+            "many random permutations; the share of data sets with each p-value at most the "
+            "level, its standard error in brackets. `python -m benchmarks.games.shifts "
+            f"--size-check --repetitions {repetitions}`.",
+            records_table(rows),
+        )
+        return
+    rows = summary(records)
     write_results(
         args.out,
         "shifts",
         rows,
         "Circular shifts against random permutations",
-        f"{args.repetitions} data sets per scenario, d = 20, alpha = 0.05 (maxT), 999 shifts "
+        f"{repetitions} data sets per scenario, d = 20, alpha = 0.05 (maxT), 999 shifts "
         "or at most 999 permutations; standard errors in brackets. `python -m "
-        f"benchmarks.games.shifts --repetitions {args.repetitions}`.",
+        f"benchmarks.games.shifts --repetitions {repetitions}`.",
         records_table(rows),
     )
 
