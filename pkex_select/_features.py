@@ -495,27 +495,32 @@ def centre_pairs_numpy(Z, a, b, row_terms, total_terms, weight, constant):
     return plain, np.prod(Z, axis=1)
 
 
+def _centre_pair(Z, p, a, b, row_terms, total_terms, weight, constant, plain, centred):
+    """Pair p of Z, between samples a and b, centred in place; its products into ``plain``
+    and ``centred``."""
+    plain_product = 1.0
+    centred_product = 1.0
+    for j in range(Z.shape[1]):
+        z = Z[p, j]
+        plain_product *= z
+        if constant[j]:
+            z = 1.0
+        else:
+            z = (z - row_terms[a, j] - row_terms[b, j] + total_terms[j]) * weight + 1.0
+        Z[p, j] = z
+        centred_product *= z
+    plain[p] = plain_product
+    centred[p] = centred_product
+
+
 def _centre_rows_kernel(Z, rows, n_samples, row_terms, total_terms, weight, constant):
     """Compiled twin of :func:`centre_rows_numpy`: one pass over the pairs, the row terms
     read where the pairs are (a row's b run along ``row_terms``), no gathered copies."""
-    n_pairs, n_features = Z.shape
-    plain = np.empty(n_pairs)
-    centred = np.empty(n_pairs)
+    plain = np.empty(Z.shape[0])
+    centred = np.empty(Z.shape[0])
     a, b = rows[0], rows[0] + 1
-    for p in range(n_pairs):
-        plain_product = 1.0
-        centred_product = 1.0
-        for j in range(n_features):
-            z = Z[p, j]
-            plain_product *= z
-            if constant[j]:
-                z = 1.0
-            else:
-                z = (z - row_terms[a, j] - row_terms[b, j] + total_terms[j]) * weight + 1.0
-            Z[p, j] = z
-            centred_product *= z
-        plain[p] = plain_product
-        centred[p] = centred_product
+    for p in range(Z.shape[0]):
+        _centre_pair(Z, p, a, b, row_terms, total_terms, weight, constant, plain, centred)
         b += 1
         if b == n_samples:
             a += 1
@@ -525,23 +530,10 @@ def _centre_rows_kernel(Z, rows, n_samples, row_terms, total_terms, weight, cons
 
 def _centre_pairs_kernel(Z, a, b, row_terms, total_terms, weight, constant):
     """Compiled twin of :func:`centre_pairs_numpy`, as :func:`_centre_rows_kernel`."""
-    n_pairs, n_features = Z.shape
-    plain = np.empty(n_pairs)
-    centred = np.empty(n_pairs)
-    for p in range(n_pairs):
-        plain_product = 1.0
-        centred_product = 1.0
-        for j in range(n_features):
-            z = Z[p, j]
-            plain_product *= z
-            if constant[j]:
-                z = 1.0
-            else:
-                z = (z - row_terms[a[p], j] - row_terms[b[p], j] + total_terms[j]) * weight + 1.0
-            Z[p, j] = z
-            centred_product *= z
-        plain[p] = plain_product
-        centred[p] = centred_product
+    plain = np.empty(Z.shape[0])
+    centred = np.empty(Z.shape[0])
+    for p in range(Z.shape[0]):
+        _centre_pair(Z, p, a[p], b[p], row_terms, total_terms, weight, constant, plain, centred)
     return plain, centred
 
 
@@ -676,6 +668,8 @@ exponents_numba = compile_kernel(_exponents_kernel) if NUMBA else None
 block_exponents_numba = compile_kernel(_block_exponents_kernel) if NUMBA else None
 row_exponents_numba = compile_kernel(_row_exponents_kernel, fastmath=()) if NUMBA else None
 pair_exponents_numba = compile_kernel(_pair_exponents_kernel, fastmath=()) if NUMBA else None
+if NUMBA:  # the helper first: compiled kernels call compiled functions only
+    _centre_pair = compile_kernel(_centre_pair, inline="always")
 centre_rows_numba = compile_kernel(_centre_rows_kernel) if NUMBA else None
 centre_pairs_numba = compile_kernel(_centre_pairs_kernel) if NUMBA else None
 add_row_sums_numba = compile_kernel(_add_row_sums_kernel) if NUMBA else None

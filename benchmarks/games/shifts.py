@@ -82,6 +82,8 @@ def size_summary(records):
     rows = []
     for rule in RULES:
         mine = [r for r in records if r["rule"] == rule]
+        if not mine:
+            continue
         row = {"rule": rule, "data sets": len(mine)}
         for name in ("overall p", "smallest adjusted p"):
             p = np.array([r[name] for r in mine])
@@ -126,25 +128,46 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repetitions", type=int, default=None)
     parser.add_argument("--size-check", action="store_true")
+    parser.add_argument(
+        "--size-scenario",
+        default="global null, n = 300",
+        choices=[name for name, (_, _, apart) in SCENARIOS.items() if apart],
+    )
+    parser.add_argument("--shifts-only", action="store_true", help="no random permutations")
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
-    scenarios = ["global null, n = 300"] if args.size_check else list(SCENARIOS)[:3]
+    scenarios = [args.size_scenario] if args.size_check else list(SCENARIOS)[:3]
+    rules = RULES[:1] if args.shifts_only else RULES
     repetitions = args.repetitions or (1000 if args.size_check else 200)
-    jobs = [(s, r, rule) for s in scenarios for r in range(repetitions) for rule in RULES]
+    jobs = [(s, r, rule) for s in scenarios for r in range(repetitions) for rule in rules]
     records = Parallel(n_jobs=args.n_jobs)(delayed(one)(*job) for job in jobs)
     if args.size_check:
+        n_rows = SCENARIOS[args.size_scenario][0]
+        n_permutations = SIZE_CHECK_PERMUTATIONS if n_rows < 1000 else 999
+        options = (
+            ""
+            if args.size_scenario == "global null, n = 300"
+            else (f" --size-scenario '{args.size_scenario}'")
+        )
+        options += " --shifts-only" if args.shifts_only else ""
         rows = size_summary(records)
         write_results(
             args.out,
-            "shifts-size",
+            "shifts-size" + ("" if n_rows == 300 else f"-{n_rows}"),
             rows,
-            "Circular shifts against random permutations: size at n = 300",
-            f"The global null (friedman1's y drawn apart from X, n = 300, d = 20), {repetitions} "
-            f"data sets, alpha = 0.05 (maxT), {SIZE_CHECK_PERMUTATIONS} shifts or at most as "
-            "many random permutations; the share of data sets with each p-value at most the "
-            "level, its standard error in brackets. `python -m benchmarks.games.shifts "
-            f"--size-check --repetitions {repetitions}`.",
+            (
+                "Circular shifts"
+                if args.shifts_only
+                else "Circular shifts against random permutations"
+            )
+            + f": size at n = {n_rows}",
+            f"The global null (friedman1's y drawn apart from X, n = {n_rows}, d = 20), "
+            f"{repetitions} data sets, alpha = 0.05 (maxT), {n_permutations} shifts"
+            + ("" if args.shifts_only else " or at most as many random permutations")
+            + "; the share of data sets with each p-value at most the level, its standard "
+            "error in brackets. `python -m benchmarks.games.shifts --size-check "
+            f"--repetitions {repetitions}{options}`.",
             records_table(rows),
         )
         return

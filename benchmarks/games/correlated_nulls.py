@@ -1,0 +1,110 @@
+"""Family-wise error when two null features are copies of each other.
+
+    python -m benchmarks.games.correlated_nulls [--repetitions 200] [--rows 300]
+                                                [--shifts-only] [--n-jobs 2]
+
+The tests of ``alpha=`` permute y, which makes every feature independent of it at once (the
+global null). A feature y does not depend on can still have a positive ANOVA value beside
+relevant ones: with two null features that copy each other, the product of their centred
+factors is positive on average, and its interaction with a relevant feature's factor carries
+that feature's dependence on y into both nulls' values. Permuting y removes it, so the
+permuted values miss it. Here: y = x0 + |x1| + N(0, 1), every other column a null;
+the last two independent ("independent"), a near copy (``x_last = x_prev + 0.3 e``) or an
+exact copy; d = 6 (ANOVA weight 1) and d = 20 (weight 0.3); n = ``--rows``. The bias grows
+with n against the null's spread. ``alpha=0.05`` with 199 circular
+shifts or random permutations (maxT): the share of data sets on which any null is kept (the
+family-wise error over the nulls), the pair alone, and x0 and x1 kept.
+"""
+
+import argparse
+import warnings
+from pathlib import Path
+
+import numpy as np
+from joblib import Parallel, delayed
+
+from benchmarks._measure import one_thread, records_table, write_results
+
+RESULTS = Path(__file__).parent / "results"
+KINDS = ("independent", "near copy", "exact copy")
+RULES = ("shifts", "permutations")
+
+
+def one(kind, n_features, repetition, rule, n_rows):
+    one_thread()
+    from pkex_select import HSICShapleySelector, _pairgame, _shifts
+
+    _pairgame.uses_shifts = _shifts.uses_shifts if rule == "shifts" else (lambda *args: False)
+    rng = np.random.default_rng([repetition, n_features, KINDS.index(kind)])
+    X = rng.standard_normal((n_rows, n_features))
+    if kind == "near copy":
+        X[:, -1] = X[:, -2] + 0.3 * rng.standard_normal(n_rows)
+    elif kind == "exact copy":
+        X[:, -1] = X[:, -2]
+    y = X[:, 0] + np.abs(X[:, 1]) + rng.standard_normal(n_rows)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted = HSICShapleySelector(alpha=0.05, n_permutations=199, random_state=repetition)
+        kept = fitted.fit(X, y).get_support()
+    return {
+        "kind": kind,
+        "d": n_features,
+        "rule": rule,
+        "any null kept": float(kept[2:].any()),
+        "pair kept": float(kept[-2:].any()),
+        "relevant kept": kept[:2].mean(),
+    }
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repetitions", type=int, default=200)
+    parser.add_argument("--rows", type=int, default=300)
+    parser.add_argument("--shifts-only", action="store_true", help="no random permutations")
+    parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    rules = RULES[:1] if args.shifts_only else RULES
+    jobs = [
+        (kind, d, r, rule, args.rows)
+        for kind in KINDS
+        for d in (6, 20)
+        for rule in rules
+        for r in range(args.repetitions)
+    ]
+    records = Parallel(n_jobs=args.n_jobs)(delayed(one)(*job) for job in jobs)
+    rows = []
+    for kind in KINDS:
+        for d in (6, 20):
+            for rule in rules:
+                mine = [r for r in records if (r["kind"], r["d"], r["rule"]) == (kind, d, rule)]
+                fwer = np.array([r["any null kept"] for r in mine])
+                rows.append(
+                    {
+                        "nulls' last two": kind,
+                        "d": d,
+                        "rule": rule,
+                        "FWER over the nulls": f"{fwer.mean():.3f} "
+                        f"({fwer.std() / np.sqrt(fwer.size):.3f})",
+                        "pair kept": f"{np.mean([r['pair kept'] for r in mine]):.3f}",
+                        "relevant kept": f"{np.mean([r['relevant kept'] for r in mine]):.3f}",
+                    }
+                )
+    options = ("" if args.rows == 300 else f" --rows {args.rows}") + (
+        " --shifts-only" if args.shifts_only else ""
+    )
+    write_results(
+        args.out,
+        "correlated_nulls" + ("" if args.rows == 300 else f"-{args.rows}"),
+        rows,
+        f"Family-wise error when two null features copy each other, n = {args.rows}",
+        f"{args.repetitions} data sets per row, n = {args.rows}, alpha = 0.05 (maxT), 199 "
+        "shifts" + ("" if args.shifts_only else " or random permutations") + "; the "
+        "standard error in brackets. `python -m benchmarks.games.correlated_nulls "
+        f"--repetitions {args.repetitions}{options}`.",
+        records_table(rows),
+    )
+
+
+if __name__ == "__main__":
+    main()
