@@ -592,42 +592,35 @@ def _row_exponents_kernel(X, rows, distances_of, scaled, exponents):
     The operations of :func:`~pkex_select.kernels.factor_of_difference` on
     ``X[b] - X[a]`` in its order (compiled without fast-math: the same bits), in one pass
     instead of a subtraction per row and three passes per scale."""
-    n_samples, n_features = X.shape
-    distances = np.empty(n_features)
+    distances = np.empty(X.shape[1])
     p = 0
     for a in range(rows[0], rows[1]):
-        for b in range(a + 1, n_samples):
-            for j in range(n_features):
-                difference = X[b, j] - X[a, j]
-                if distances_of[j] == 0:
-                    distances[j] = difference * difference
-                elif distances_of[j] == 1:
-                    distances[j] = abs(difference)
-                else:
-                    distances[j] = 0.0 if difference == 0.0 else np.inf
-            for s in range(scaled.shape[0]):
-                for j in range(n_features):
-                    exponents[s, p, j] = distances[j] * scaled[s, j]
+        for b in range(a + 1, X.shape[0]):
+            _pair_exponents(X, p, a, b, distances_of, scaled, exponents, distances)
             p += 1
+
+
+def _pair_exponents(X, p, a, b, distances_of, scaled, exponents, distances):
+    """Pair p's exponents, between the rows a and b of X (``distances`` a work array)."""
+    for j in range(X.shape[1]):
+        difference = X[b, j] - X[a, j]
+        if distances_of[j] == 0:
+            distances[j] = difference * difference
+        elif distances_of[j] == 1:
+            distances[j] = abs(difference)
+        else:
+            distances[j] = 0.0 if difference == 0.0 else np.inf
+    for s in range(scaled.shape[0]):
+        for j in range(X.shape[1]):
+            exponents[s, p, j] = distances[j] * scaled[s, j]
 
 
 def _pair_exponents_kernel(X, a, b, distances_of, scaled, exponents):
     """:func:`_row_exponents_kernel` for any pairs ``(a[p], b[p])`` (a chunk of
     :class:`~pkex_select._plan.CircularPairs`), the same operations in the same order."""
-    n_features = X.shape[1]
-    distances = np.empty(n_features)
+    distances = np.empty(X.shape[1])
     for p in range(a.size):
-        for j in range(n_features):
-            difference = X[b[p], j] - X[a[p], j]
-            if distances_of[j] == 0:
-                distances[j] = difference * difference
-            elif distances_of[j] == 1:
-                distances[j] = abs(difference)
-            else:
-                distances[j] = 0.0 if difference == 0.0 else np.inf
-        for s in range(scaled.shape[0]):
-            for j in range(n_features):
-                exponents[s, p, j] = distances[j] * scaled[s, j]
+        _pair_exponents(X, p, a[p], b[p], distances_of, scaled, exponents, distances)
 
 
 def _block_exponents_kernel(X, cols, members, squared, gammas, exponent):
@@ -666,6 +659,8 @@ def _block_exponents_kernel(X, cols, members, squared, gammas, exponent):
 
 exponents_numba = compile_kernel(_exponents_kernel) if NUMBA else None
 block_exponents_numba = compile_kernel(_block_exponents_kernel) if NUMBA else None
+if NUMBA:  # the helper first, rounding as NumPy does like its callers
+    _pair_exponents = compile_kernel(_pair_exponents, inline="always", fastmath=())
 row_exponents_numba = compile_kernel(_row_exponents_kernel, fastmath=()) if NUMBA else None
 pair_exponents_numba = compile_kernel(_pair_exponents_kernel, fastmath=()) if NUMBA else None
 if NUMBA:  # the helper first: compiled kernels call compiled functions only
