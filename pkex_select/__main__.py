@@ -4,7 +4,8 @@ pkex-select                          # demo: the Wisconsin breast-cancer data
 pkex-select rank FILE.csv --target COL [--task auto|classification|regression]
             [--k K | --alpha A | --fdr Q] [--estimator auto|biased|unbiased|block]
             [--permutations N]
-            [--value-function auto|model+anova|model|anova|baseline|observational]
+            [--value-function auto|model+anova|model|anova|pairwise_anova|baseline|
+                              observational]
             [--missing error|drop|impute] [--na-values LIST] [--sep CHAR] [--encoding NAME]
             [--plot out.png] [--json]
 """
@@ -51,6 +52,10 @@ _READING = {
     "anova": "Game: ANOVA (each feature's kernel centred). A value is the feature's share of "
     "the dependence, its\ninteractions included; a feature independent of y and of the "
     "others gets about 0 (small values of\neither sign are noise).",
+    "pairwise_anova": "Game: ANOVA (each feature's kernel centred), its interactions of at "
+    "most two features: a\nvalue is the feature's own share of the dependence plus half of "
+    "each pairwise interaction it\nis in; a feature independent of y gets about 0, also beside "
+    "a copy of itself (small values of\neither sign are noise).",
     "baseline": "Game: the paper's (PKeX-Shapley). Adding a feature narrows the joint kernel, "
     "so a feature that adds\nlittle beyond the others (a near-copy, a weak one beside a "
     "dominant one) gets a small or negative\nvalue: the largest values are the columns a "
@@ -162,8 +167,8 @@ def _common_options():
     common.add_argument(
         "--value-function",
         choices=["auto", *sorted(_READING)],
-        help="the game whose Shapley values are computed (default: auto, the ANOVA game "
-        "when testing, the model game with the ANOVA game's beside it with --k)",
+        help="the game whose Shapley values are computed (default: auto, the pairwise ANOVA "
+        "game when testing, the model game with the ANOVA game's beside it with --k)",
     )
     common.add_argument(
         "--sep",

@@ -49,6 +49,7 @@ __all__ = [
     "integrals_with_rule",
     "integrate",
     "loo_integrals",
+    "order_two_contributions",
     "pair_contributions",
     "plan_integrals",
     "point_rules",
@@ -231,6 +232,19 @@ def contributions(Z, removed=None, backend="auto", tol=DEFAULT_TOL):
     if removed is not None:
         removed = np.ascontiguousarray(removed)  # a chunk of a broadcast view
     return (Z - (1.0 if removed is None else removed)) * loo_integrals(Z, removed, backend, tol)
+
+
+def order_two_contributions(Z):
+    """The per-pair Shapley contributions of the game truncated at pairwise interactions.
+
+    With ``u = z - 1`` the pair game ``prod_{j in S} (1 + u_j)`` has the Moebius coefficient
+    ``prod_{j in T} u_j`` for each T; keeping those with ``|T| <= 2`` leaves the game
+    ``1 + sum_{j in S} u_j + sum_{j < l in S} u_j u_l``, whose Shapley value is
+    ``u_j (1 + sum_{l != j} u_l / 2)``: the first-order Taylor term of ``I_pj``, linear in d.
+    """
+    deviations = Z - 1.0
+    others = deviations.sum(axis=1, keepdims=True) - deviations
+    return deviations * (1.0 + others / 2)
 
 
 # ---------------------------------------------------------------------------- validation

@@ -32,6 +32,7 @@ from ._engine import (
     as_weight_matrix,
     check_options,
     integrals_with_rule,
+    order_two_contributions,
     renamed_baseline,
     solve_values,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "chunk_interactions",
     "INDICES",
     "interaction_values",
+    "order_two_interactions",
 ]
 
 # Index name (shapiq's) -> the order it is defined for here.
@@ -140,6 +142,26 @@ def chunk_interactions(Z, removed, weights, index, tol):
     if index == "STII":
         order_one = _moebius_singletons(Z, removed, weights)
     return pairwise, order_one
+
+
+def order_two_interactions(Z, weights, index):
+    """:func:`chunk_interactions` of the game truncated at pairwise interactions
+    (:func:`~pkex_select._engine.order_two_contributions`).
+
+    Every index of a pair in a game without terms above order two is the pair's Moebius
+    coefficient ``sum_p w_p u_pi u_pj`` (``u = z - 1``); the order-one values are the Shapley
+    values (equal to the Banzhaf values in such a game) for SII, BII and k-SII, and the
+    Moebius coefficients ``sum_p w_p u_pi`` for STII and Moebius, as the nodes of the full
+    game give them.
+    """
+    n_rows, n_features = Z.shape
+    n_outputs = weights.shape[1]
+    deviations = Z - 1.0
+    weighted = (deviations[:, :, None] * weights[:, None, :]).reshape(n_rows, -1)
+    pairwise = (deviations.T @ weighted).reshape(n_features, n_features, n_outputs)
+    if index in ("STII", "Moebius"):
+        return pairwise, deviations.T @ weights
+    return pairwise, order_two_contributions(Z).T @ weights
 
 
 def check_index(index, max_order):

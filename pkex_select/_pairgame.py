@@ -16,9 +16,14 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ._engine import contributions, point_values, weighted_contributions
+from ._engine import (
+    contributions,
+    order_two_contributions,
+    point_values,
+    weighted_contributions,
+)
 from ._features import CentredFactors, GramFactors, resolve_scales
-from ._interactions import INDICES, assemble, chunk_interactions
+from ._interactions import INDICES, assemble, chunk_interactions, order_two_interactions
 from ._plan import CircularPairs
 from ._pvalues import (
     CORRECTIONS,
@@ -33,7 +38,7 @@ from ._scheduling import progress_printer, run_tasks
 from ._shifts import ShiftSpectra, draw_shifts, shifted_rows, uses_shifts
 from ._sklearn_compat import Interval, StrOptions
 from ._spelling import spelled
-from ._statistics import VALUE_FUNCTIONS, PairWeights
+from ._statistics import CENTRED_GAMES, VALUE_FUNCTIONS, PairWeights
 
 # How many times TASK_BYTES the weights of one chunk may take (32 MiB).
 _WEIGHT_BUDGET = 32
@@ -175,6 +180,7 @@ def solve(
     backend="auto",
     tol=DEFAULT_TOL,
     one_weighting=False,
+    pairwise_only=False,
 ):
     """Shapley values of the statistic under every permutation of the labels, at every scale.
 
@@ -192,6 +198,9 @@ def solve(
         Called after each chunk.
     one_weighting : bool, default=False
         Whether ``weights`` has one row (no permutations).
+    pairwise_only : bool, default=False
+        Whether the game is truncated at pairwise interactions
+        (:func:`~pkex_select._engine.order_two_contributions`; no removed factors).
 
     Returns
     -------
@@ -255,11 +264,18 @@ def solve(
             elif weighted_pass:
                 weighted = point_values(Z[None], observed_removed, chunk_weights.T, backend=backend)
                 values.append(weighted[0].T)
+            elif pairwise_only:
+                pair_contributions.append(order_two_contributions(Z))
             else:
                 pair_contributions.append(contributions(Z, observed_removed, backend))
             if interaction_index is not None:
-                chunk_pairwise, chunk_order_one = chunk_interactions(
-                    Z, observed_removed, chunk_weights[0][:, None], interaction_index, tol
+                observed_weights = chunk_weights[0][:, None]
+                chunk_pairwise, chunk_order_one = (
+                    order_two_interactions(Z, observed_weights, interaction_index)
+                    if pairwise_only
+                    else chunk_interactions(
+                        Z, observed_removed, observed_weights, interaction_index, tol
+                    )
                 )
                 pairwise.append(chunk_pairwise[..., 0])
                 order_one.append(chunk_order_one[:, 0])
@@ -364,7 +380,8 @@ def attribute(
 
     ``value_function="anova"`` centres every factor (``_features.CentredFactors``: one pass
     over the pairs for the row means first, or per block for the block estimator); the
-    weights and permutations are those of the baseline game.
+    weights and permutations are those of the baseline game. ``"pairwise_anova"`` keeps only
+    its interactions of at most two features (``_engine.order_two_contributions``).
     With fewer permutations than samples (:func:`~pkex_select._shifts.uses_shifts`) the
     permutations are circular shifts along a random order, drawn after the plan, and every
     shift comes from one pass over the circular diagonals of that order (``_shifts.py``).
@@ -415,11 +432,12 @@ def attribute(
         _check_permutation_memory(n_samples, n_permutations)
         permutations = draw_permutations(n_samples, n_permutations, rng)
     removed = None
-    if value_function == "anova":
+    if value_function in CENTRED_GAMES:
         if plan.blocked and plan.block_size < 4:
             raise ValueError(
-                "value_function='anova' U-centres the factors within each block, which needs "
-                f"block_size >= 4 (with 3 every U-centred factor is 0); got {plan.block_size}."
+                f"value_function={value_function!r} U-centres the factors within each block, "
+                "which needs block_size >= 4 (with 3 every U-centred factor is 0); got "
+                f"{plan.block_size}."
             )
         factors = (
             CentredFactors(factors, weight=anova_weight)
@@ -430,6 +448,7 @@ def attribute(
         removed = RemovedFactors.measure(
             plan, factors, statistic.cells(target, permutations, plan), n_jobs
         )
+    pairwise_only = value_function == "pairwise_anova"
     # Shifts cost one pass whatever their number: no looks.
     sequential = alpha is not None and correction == "maxT" and removed is None and not shifting
     looks = dict(sequential_looks(alpha, n_permutations)) if sequential else {}
@@ -441,7 +460,12 @@ def attribute(
             identity = np.arange(n_samples)[None]
             weights = ShiftSpectra(statistic.weights(target, identity, circular), n_samples)
             stage_values, stage_statistics, stage_moments, stage_pairs = solve(
-                circular, factors, weights, n_jobs=n_jobs, progress=progress
+                circular,
+                factors,
+                weights,
+                n_jobs=n_jobs,
+                progress=progress,
+                pairwise_only=pairwise_only,
             )
             stage_values = shifted_rows(stage_values, n_samples, shifts)
             stage_statistics = shifted_rows(stage_statistics, n_samples, shifts)
@@ -457,6 +481,7 @@ def attribute(
                 n_jobs=n_jobs,
                 progress=progress,
                 one_weighting=len(rows) == 1,
+                pairwise_only=pairwise_only,
             )
         if not parts:
             moments, pair_values = stage_moments, stage_pairs

@@ -25,6 +25,7 @@ from ._validation import datetimes_as_days, encode_labels, is_class_labels, stan
 from .kernels import bandwidths, gamma_from_bandwidth
 
 __all__ = [
+    "CENTRED_GAMES",
     "Cells",
     "HSIC",
     "MMD",
@@ -39,8 +40,10 @@ __all__ = [
 ]
 
 # The game: a removed feature's Gram matrix becomes ones ("baseline"), its mean (see Cells,
-# "observational"), or the factors are centred and a removed one becomes 1 ("anova").
-VALUE_FUNCTIONS = ("anova", "baseline", "observational")
+# "observational"), or the factors are centred and a removed one becomes 1 ("anova"), with
+# only the interactions of at most two features kept ("pairwise_anova").
+CENTRED_GAMES = ("anova", "pairwise_anova")
+VALUE_FUNCTIONS = (*CENTRED_GAMES, "baseline", "observational")
 # Constraints (scikit-learn's parameter validation) of the parameters every statistic takes.
 PARAMETER_CONSTRAINTS = {
     "block_size": [Interval(Integral, 2, None, closed="left")],

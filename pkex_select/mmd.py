@@ -78,18 +78,21 @@ def mmd_shapley_values(
         Block estimator only: ``n_repetitions`` partitions of the samples into blocks of
         ``block_size`` (the scaling guide measures how closely the estimate follows the
         exact one).
-    value_function : {"baseline", "observational", "anova"}, default="baseline"
+    value_function : {"baseline", "observational", "anova", "pairwise_anova"}, \
+            default="baseline"
         "anova": each ``K[j]`` is U-centred over the pooled sample (over each block for
         "block"), the factors are ``1 + K~[j]``, a removed one becomes all ones, and only
-        pairs of distinct samples count (the default of :class:`MMDShapleyAttributor`).
-        Otherwise a removed feature's Gram matrix becomes all ones, or its mean over each cell, the
+        pairs of distinct samples count (the default of :class:`MMDShapleyAttributor`);
+        "pairwise_anova" keeps its interactions of at most two features (the attributor's
+        game with permutations). Otherwise a removed feature's Gram matrix becomes all
+        ones, or its mean over each cell, the
         pairs of two samples (P x P, Q x Q, P x Q), as in the published authors' code. The
         observational v(empty) is the MMD^2 of those cell means, not 0, and it already
         holds every feature's marginal drift (a shifted or widened feature has different
         cell means): the values split only what is left, so they do not point at drifted
         features. Use it to compare with that code; attribute drift with "baseline".
     anova_weight : "auto" or float in (0, 1], default="auto"
-        ``value_function="anova"`` only: the factors are ``1 + w K~[j]``, w = 1 up to 6
+        The two ANOVA games only: the factors are ``1 + w K~[j]``, w = 1 up to 6
         features and 6 / d beyond for "auto" (see :class:`MMDShapleyAttributor`).
     scales : array-like of float, default=None
         The bandwidth scale of each stack of ``K``; by default 1, 2, ... (widest last).
@@ -214,7 +217,8 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         As in :class:`HSICShapleySelector`.
     n_knockoffs : int, default=1
         As in :class:`HSICShapleySelector`.
-    value_function : {"anova", "auto", "model", "baseline", "observational"}, default="anova"
+    value_function : {"auto", "anova", "pairwise_anova", "model", "baseline", "observational"}, \
+            default="auto"
         The game whose Shapley values are computed (see :class:`HSICShapleySelector`).
         "anova" centres each feature's kernel over the pooled sample: a feature that did
         not change gets about 0 and one that did a positive value, beside a dominant
@@ -224,8 +228,12 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         change and more often than the model game ("model", a kernel classifier of the
         sample labels explained row by row), which is ahead only where a correlation alone
         changed; its tests keep more weak shifts (the selection guide has the
-        measurements). "auto" is therefore "anova" here. "observational" replaces a
-        removed feature's Gram matrix by its mean over each cell (P x P, Q x Q, P x Q), as
+        measurements). "auto" is therefore "anova" here, and with permutations
+        "pairwise_anova", its interactions of at most two features: two features that did
+        not change but copy each other share the full game's terms with a changed
+        feature, which permuting the labels removes (see :class:`HSICShapleySelector`).
+        "observational" replaces a removed feature's Gram matrix by its mean over each
+        cell (P x P, Q x Q, P x Q), as
         in the published authors' code; its v(empty), the MMD^2 of those means, already
         holds each feature's marginal drift, so the values split only what is left and do
         not point at drifted features. Its means change with the labels, so each
@@ -235,7 +243,7 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         The weight w of the ANOVA game's factors ``1 + w K~_j``; an interaction of q
         features carries w^q. "auto": 1 up to 6 features, 6 / d beyond. A smaller w
         favours main effects, a larger one interactions (measured for HSIC; see
-        :class:`HSICShapleySelector`). Used by ``value_function="anova"`` only.
+        :class:`HSICShapleySelector`). Used by the two ANOVA games only.
     {{interactions}}
     random_state : int, RandomState instance or None, default=None
         Permutations.
@@ -268,7 +276,8 @@ class MMDShapleyAttributor(ShapleySelectorBase):
     {{estimate_}}
     {{n_repetitions_}}
     value_function_ : str
-        The game attributed: ``value_function``, or what "auto" chose ("anova").
+        The game attributed: ``value_function``, or what "auto" chose ("anova", with
+        permutations "pairwise_anova").
     {{scales_}}
     {{ranking_}}
     {{n_permutations_}}
@@ -349,7 +358,7 @@ class MMDShapleyAttributor(ShapleySelectorBase):
         fdr=None,
         knockoff_groups="auto",
         n_knockoffs=1,
-        value_function="anova",
+        value_function="auto",
         anova_weight="auto",
         interactions=None,
         random_state=None,

@@ -161,6 +161,18 @@ def moebius_transform(values, n_features):
     return m
 
 
+def truncated_game(values, n_features, max_order):
+    """The game with the Moebius coefficients of ``values`` above ``max_order`` set to 0:
+    v'(S) = sum_{T subset of S, |T| <= max_order} m(T), over masks (the fast zeta transform)."""
+    m = moebius_transform(values, n_features)
+    sizes = np.array([bin(mask).count("1") for mask in range(m.size)])
+    m[sizes > max_order] = 0.0
+    for j in range(n_features):
+        with_j = (np.arange(m.size) >> j) & 1 == 1
+        m[with_j] += m[~with_j]
+    return m
+
+
 def interaction_reference(values, n_features, index):
     """Order-two (or order-one) index from its definition as a sum over Moebius coefficients.
 

@@ -377,8 +377,8 @@ def test_table_reads_right(awkward_csv):
     assert "Independence test of X and y: p = 0.05 (19 permutations)" in result.stdout
     from pkex_select.__main__ import _READING, _width
 
-    # What a value means in the game of the tests (ANOVA), and what the p-values test.
-    reading = _READING["anova"]
+    # What a value means in the game of the tests (pairwise ANOVA), and what p-values test.
+    reading = _READING["pairwise_anova"]
     assert reading.splitlines()[0] in result.stdout
     assert "the test is marginal, not conditional" in result.stdout
     assert "redundant given the others" not in result.stdout
@@ -709,7 +709,7 @@ def test_the_default_stars_the_columns_y_depends_on(capsys, tmp_path):
     status, out, err = _rank(capsys, path, "--target", "y", "--json")
     assert status == 0, err
     report = json.loads(out)
-    assert report["selection"] == "adjusted p-value <= 0.05" and report["game"] == "anova"
+    assert report["selection"] == "adjusted p-value <= 0.05" and report["game"] == "pairwise_anova"
     assert sorted(f["feature"] for f in report["features"] if f["selected"]) == ["x0", "x1"]
 
 

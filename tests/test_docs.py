@@ -125,10 +125,10 @@ def test_the_docs_name_the_default_game_for_k():
     from pkex_select._selection import ANOVA_SHARE
 
     assert HSICShapleySelector._ranked_game == "model+anova"
-    assert resolve_value_function("auto", True, 20, "model+anova") == "anova"
+    assert resolve_value_function("auto", True, 20, "model+anova") == "pairwise_anova"
     readme = " ".join((DOCS.parent / "README.md").read_text().split())
     assert "Ask for k: a kernel ridge model of y" in readme
-    assert "Set `alpha`: the kernel-ANOVA game's permutation tests" in readme
+    assert "Set `alpha`: permutation tests of the kernel-ANOVA game's terms" in readme
     cli = (DOCS / "user_guide" / "cli.rst").read_text()
     assert re.search(
         r"``--k K``: .*?values of the model\s+game, with the ANOVA game's beside it",

@@ -59,7 +59,7 @@ def test_each_question_selects_by_its_own_rule(friedman):
     values = by_mean.shapley_values_
     np.testing.assert_array_equal(by_mean.get_support(), values >= values.mean())
     tested = HSICShapleySelector(alpha=0.05, random_state=0).fit(X, y)
-    assert tested.value_function_ == "anova"
+    assert tested.value_function_ == "pairwise_anova"
     np.testing.assert_array_equal(tested.get_support(), tested.adjusted_pvalues_ <= 0.05)
     knocked = HSICShapleySelector(fdr=0.2, random_state=0).fit(X, y)
     np.testing.assert_array_equal(

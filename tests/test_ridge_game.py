@@ -393,7 +393,7 @@ def test_default_ranks_by_the_model_and_anova_games_and_tests_by_the_anova_game(
     ) / (1 + ANOVA_SHARE)
     np.testing.assert_allclose(selector.shapley_values_, expected, rtol=1e-12)
     tested = HSICShapleySelector(alpha=0.05, random_state=0).fit(X, y)
-    assert tested.value_function_ == "anova"
+    assert tested.value_function_ == "pairwise_anova"
     assert HSICShapleySelector(interactions="SII").fit(X, y).value_function_ == "baseline"
 
 

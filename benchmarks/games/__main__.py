@@ -2,7 +2,8 @@
 
     python -m benchmarks.games [--repetitions 100] [--null-repetitions 200]
                                [--permutations 999] [--seed 0] [--n-jobs 2] [--out DIR]
-                               [--games anova baseline observational marginal oracle]
+                               [--games anova pairwise_anova baseline observational
+                                        marginal oracle] [--keep-others]
                                [--quick]
 
 Scenarios where a dominant feature stands beside moderate ones, and partial nulls:
@@ -16,7 +17,11 @@ Scenarios where a dominant feature stands beside moderate ones, and partial null
   and 0.4 sd in features 1 and 2;
 - ``mmd-partial-null``: two samples of 150, d = 20, features 0 and 1 shifted by 0.5 sd;
 - ``block-categorical``: n = 3000, y = sin(2 x0) + 0.5 x1^2 + 0.3 e, four more numeric noise
-  columns and two random categorical columns with 10 and 50 levels, ``estimate="block"``.
+  columns and two random categorical columns with 10 and 50 levels, ``estimate="block"``;
+- ``three-way``: n = 600, d = 6, y = x0 x1 x2 + 0.5 e: an interaction of three features
+  whose spread still depends on each alone;
+- ``three-way-xor``: n = 600, d = 6, y = sign(x0 x1 x2) (labels): a pure interaction of
+  three features, no two of which tell anything about y, what "pairwise_anova" gives up.
 
 For each game (``value_function``) and data set, one fit with the defaults otherwise,
 ``--permutations`` permutations and ``alpha=0.05`` (maxT): how often each relevant feature is
@@ -54,7 +59,7 @@ from pkex_select.kernels import gamma_from_bandwidth
 
 RESULTS = Path(__file__).parent / "results"
 ALPHA = 0.05
-GAMES = ("anova", "baseline", "observational", "marginal", "oracle")
+GAMES = ("anova", "pairwise_anova", "baseline", "observational", "marginal", "oracle")
 # The true term of each feature of y in the scenarios the oracle test runs on (others: x_j).
 ORACLE_TERMS = {"mixed": {1: lambda x: np.sin(2 * x), 2: np.square}}
 # scenario -> (relevant features, independent-null features, repetitions key)
@@ -65,6 +70,8 @@ SCENARIOS = {
     "mmd-strong-weak": ([0, 1, 2], range(3, 20), "repetitions"),
     "mmd-partial-null": ([0, 1], range(2, 20), "null_repetitions"),
     "block-categorical": ([0, 1], [2, 3, 4, 5, 6, 7], "block_repetitions"),
+    "three-way": ([0, 1, 2], [3, 4, 5], "repetitions"),
+    "three-way-xor": ([0, 1, 2], [3, 4, 5], "repetitions"),
 }
 
 
@@ -86,6 +93,12 @@ def make_data(scenario, seed):
         shift = [1.0, 0.4, 0.4] if scenario == "mmd-strong-weak" else [0.5, 0.5]
         X[150:, : len(shift)] += shift
         return X, np.repeat(["p", "q"], 150)
+    if scenario == "three-way":
+        X = rng.normal(size=(600, 6))
+        return X, X[:, 0] * X[:, 1] * X[:, 2] + 0.5 * rng.normal(size=600)
+    if scenario == "three-way-xor":
+        X = rng.normal(size=(600, 6))
+        return X, np.sign(X[:, 0] * X[:, 1] * X[:, 2]).astype(int)
     X = rng.normal(size=(3000, 6))
     y = np.sin(2 * X[:, 0]) + 0.5 * X[:, 1] ** 2 + 0.3 * rng.normal(size=3000)
     columns = [X[:, j] for j in range(6)] + [
@@ -237,6 +250,20 @@ def summarise(scenario, game, fits):
     }
 
 
+def _kept_rows(results):
+    """The rows of a previous run's ``results`` file, by scenario and game."""
+    import csv
+
+    if not results.exists():
+        return {}
+    with open(results, newline="") as f:
+        rows = list(csv.DictReader(f))
+    for row in rows:
+        for field in ("null_share_mean", "null_share_se", "seconds"):
+            row[field] = float(row[field])
+    return {(r["scenario"], r["game"]): r for r in rows}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repetitions", type=int, default=100)
@@ -254,6 +281,11 @@ def main(argv=None):
         help="3 data sets per scenario and 99 permutations (a smoke test)",
     )
     parser.add_argument(
+        "--keep-others",
+        action="store_true",
+        help="keep the rows of the games not run from the results file under --out",
+    )
+    parser.add_argument(
         "--cached-only",
         action="store_true",
         help="tabulate the scenarios and games already in the cache, run none",
@@ -262,10 +294,15 @@ def main(argv=None):
     if args.quick:
         args.repetitions = args.null_repetitions = args.block_repetitions = 3
         args.permutations = 99
+    kept_rows = _kept_rows(args.out / "games.csv") if args.keep_others else {}
     rows = []
-    for scenario in args.scenarios:
+    for scenario in SCENARIOS:
         repetitions = getattr(args, SCENARIOS[scenario][2])
-        for game in args.games:
+        for game in GAMES:
+            if scenario not in args.scenarios or game not in args.games:
+                if (scenario, game) in kept_rows:
+                    rows.append(kept_rows[scenario, game])
+                continue
             if game == "observational" and scenario.startswith("mmd"):
                 continue  # one engine pass per permutation; its v(empty) holds the drift
             if game == "marginal" and scenario == "block-categorical":
@@ -332,6 +369,12 @@ def main(argv=None):
         "(sin(2 x1), x2^2, the feature itself for the others), Bonferroni over the 20: what "
         "a marginal test that knew every term's shape could do (its shares are of r^2)."
     )
+    if kept_rows:
+        note += (
+            " Built with --keep-others: a run replaces the rows of the games and scenarios it "
+            f"names (the last: {', '.join(args.games)} on {', '.join(args.scenarios)}) and "
+            "keeps the other rows of earlier runs (their times were measured in those runs)."
+        )
     if args.cached_only:
         note += (
             " Tabulated with --cached-only: the scenario and game pairs not listed were not run."

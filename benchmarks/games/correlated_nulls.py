@@ -4,11 +4,13 @@
                                                 [--shifts-only] [--n-jobs 2]
 
 The tests of ``alpha=`` permute y, which makes every feature independent of it at once (the
-global null). A feature y does not depend on can still have a positive ANOVA value beside
-relevant ones: with two null features that copy each other, the product of their centred
-factors is positive on average, and its interaction with a relevant feature's factor carries
-that feature's dependence on y into both nulls' values. Permuting y removes it, so the
-permuted values miss it. Here: y = x0 + |x1| + N(0, 1), every other column a null;
+global null). A feature y does not depend on can still have a positive value in the full
+ANOVA game beside relevant ones: with two null features that copy each other, the product of
+their centred factors is positive on average, and its interaction with a relevant feature's
+factor carries that feature's dependence on y into both nulls' values. Permuting y removes
+it, so the permuted values miss it. The tests' game, "pairwise_anova", keeps only the terms
+of at most two features, whose means are the same observed and permuted; both games are run
+on the same data sets. Here: y = x0 + |x1| + N(0, 1), every other column a null;
 the last two independent ("independent"), a near copy (``x_last = x_prev + 0.3 e``) or an
 exact copy; d = 6 (ANOVA weight 1) and d = 20 (weight 0.3); n = ``--rows``. The bias grows
 with n against the null's spread. ``alpha=0.05`` with 199 circular
@@ -17,6 +19,7 @@ family-wise error over the nulls), the pair alone, and x0 and x1 kept.
 """
 
 import argparse
+import itertools
 import warnings
 from pathlib import Path
 
@@ -28,9 +31,11 @@ from benchmarks._measure import one_thread, records_table, write_results
 RESULTS = Path(__file__).parent / "results"
 KINDS = ("independent", "near copy", "exact copy")
 RULES = ("shifts", "permutations")
+# The tests' game ("auto") and the full ANOVA game they used before.
+GAMES = ("pairwise_anova", "anova")
 
 
-def one(kind, n_features, repetition, rule, n_rows):
+def one(kind, n_features, repetition, rule, n_rows, game):
     one_thread()
     from pkex_select import HSICShapleySelector, _pairgame, _shifts
 
@@ -44,12 +49,15 @@ def one(kind, n_features, repetition, rule, n_rows):
     y = X[:, 0] + np.abs(X[:, 1]) + rng.standard_normal(n_rows)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fitted = HSICShapleySelector(alpha=0.05, n_permutations=199, random_state=repetition)
+        fitted = HSICShapleySelector(
+            alpha=0.05, n_permutations=199, random_state=repetition, value_function=game
+        )
         kept = fitted.fit(X, y).get_support()
     return {
         "kind": kind,
         "d": n_features,
         "rule": rule,
+        "game": game,
         "any null kept": float(kept[2:].any()),
         "pair kept": float(kept[-2:].any()),
         "relevant kept": kept[:2].mean(),
@@ -66,24 +74,30 @@ def main(argv=None):
     args = parser.parse_args(argv)
     rules = RULES[:1] if args.shifts_only else RULES
     jobs = [
-        (kind, d, r, rule, args.rows)
+        (kind, d, r, rule, args.rows, game)
         for kind in KINDS
         for d in (6, 20)
         for rule in rules
+        for game in GAMES
         for r in range(args.repetitions)
     ]
     records = Parallel(n_jobs=args.n_jobs)(delayed(one)(*job) for job in jobs)
     rows = []
     for kind in KINDS:
         for d in (6, 20):
-            for rule in rules:
-                mine = [r for r in records if (r["kind"], r["d"], r["rule"]) == (kind, d, rule)]
+            for rule, game in itertools.product(rules, GAMES):
+                mine = [
+                    r
+                    for r in records
+                    if (r["kind"], r["d"], r["rule"], r["game"]) == (kind, d, rule, game)
+                ]
                 fwer = np.array([r["any null kept"] for r in mine])
                 rows.append(
                     {
                         "nulls' last two": kind,
                         "d": d,
                         "rule": rule,
+                        "game": game,
                         "FWER over the nulls": f"{fwer.mean():.3f} "
                         f"({fwer.std() / np.sqrt(fwer.size):.3f})",
                         "pair kept": f"{np.mean([r['pair kept'] for r in mine]):.3f}",

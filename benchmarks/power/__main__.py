@@ -20,7 +20,7 @@ Dependence (HSIC) scenarios, n in {100, 300}, d = 20, noise standard normal:
 
 Rows, each a permutation test with ``--permutations`` permutations at alpha = 0.05:
 
-- ``pkex``: the default (the ANOVA game, ``scales="auto"``; ``pvalue_`` combines the
+- ``pkex``: the default (the pairwise ANOVA game, ``scales="auto"``; ``pvalue_`` combines the
   statistic at each scale and the largest studentised per-feature statistic by weighted
   min-p);
 - ``pkex-baseline``: the same with ``value_function="baseline"``, the paper's game (the
@@ -46,8 +46,9 @@ sqrt(p (1 - p) / repetitions), 2.2 points at p = 0.05 and 5 points at p = 0.5 fo
 Times are per test, measured with ``--n-jobs`` repetitions running at once.
 Writes ``results/power.csv``, ``results/power.md`` and ``results/figure.png``; results are
 cached per scenario under ``--out``/cache, so an interrupted run resumes, and ``--refresh``
-reruns only the named methods in cached scenarios (everything is seeded, so the other rows
-are what a full run gives).
+reruns only the named methods in cached scenarios, or where there is no cache in those of
+the results file under ``--out`` when its command line had the same options (everything is
+seeded, so the other rows are what a full run gives).
 """
 
 import argparse
@@ -223,13 +224,35 @@ def scenario_cache(job, repetitions, n_permutations, seed, cache):
     return cache / f"{statistic}-{kind}-d{d}-n{n}-r{repetitions}-p{n_permutations}-s{seed}.json"
 
 
-def run_scenario(job, repetitions, n_permutations, seed, cache, n_jobs, refresh=()):
-    """Rows of one scenario ``job`` = (statistic, kind, d, n), from the cache when there;
-    ``refresh`` names methods to rerun (every method's data and permutations are seeded, so
-    the others' cached rows stand)."""
+def _results_rows(out, repetitions, n_permutations, seed):
+    """The rows of the results file under ``out`` by scenario, where it was written by a run
+    with these options (its command line in ``power.md`` says so), else an empty dict."""
+    import csv
+
+    command = f"--repetitions {repetitions} --permutations {n_permutations} --seed {seed}`"
+    if not (out / "power.md").exists() or command not in (out / "power.md").read_text():
+        return {}
+    by_job = {}
+    with open(out / "power.csv", newline="") as f:
+        for row in csv.DictReader(f):
+            for field in ("d", "n", "repetitions"):
+                row[field] = int(row[field])
+            for field in ("rejection_rate", "seconds_per_test", "fwer_adjusted", "planted_kept"):
+                row[field] = float(row[field]) if row[field] else ""
+            job = (row["statistic"], row["scenario"], row["d"], row["n"])
+            by_job.setdefault(job, []).append(row)
+    return by_job
+
+
+def run_scenario(job, repetitions, n_permutations, seed, cache, n_jobs, refresh=(), stored=None):
+    """Rows of one scenario ``job`` = (statistic, kind, d, n), from the cache when there, or
+    else from ``stored`` (a results file's rows) when ``refresh`` names methods to rerun
+    (every method's data and permutations are seeded, so the others' rows stand)."""
     statistic, kind, d, n = job
     path = scenario_cache((statistic, kind, d, n), repetitions, n_permutations, seed, cache)
     cached = json.loads(path.read_text()) if path.exists() else None
+    if cached is None and refresh and stored:
+        cached = stored.get(job)
     methods = METHODS if cached is None else tuple(m for m in METHODS if m in refresh)
     if not methods:
         return cached
@@ -456,7 +479,7 @@ def main(argv=None):
         nargs="+",
         choices=METHODS,
         default=(),
-        help="rerun these methods in cached scenarios (after a change to them)",
+        help="rerun these methods in cached scenarios, or in the results file's (after a change)",
     )
     parser.add_argument(
         "--cached-only",
@@ -471,12 +494,17 @@ def main(argv=None):
     ):
         planted = planted_selection(args.planted_repetitions, args.seed, cache, args.n_jobs)
     rows, missing = [], []
+    stored = (
+        _results_rows(args.out, args.repetitions, args.permutations, args.seed)
+        if args.refresh
+        else {}
+    )
     for job in progress(scenarios(args.quick), desc="power benchmark", file=sys.stderr):
         key = (job, args.repetitions, args.permutations, args.seed)
         if args.cached_only and not scenario_cache(*key, cache).exists():
             missing.append(job)
             continue
-        rows += run_scenario(*key, cache, args.n_jobs, args.refresh)
+        rows += run_scenario(*key, cache, args.n_jobs, args.refresh, stored)
     write_results(
         args.out,
         "power",

@@ -67,6 +67,28 @@ def test_power_benchmark_refreshes_one_method_of_cached_scenarios(tmp_path):
         assert before["rejection_rate"] == after["rejection_rate"]  # seeded: same outcome
 
 
+def test_power_benchmark_refreshes_one_method_from_the_results_file(tmp_path):
+    """Without a cache, --refresh takes the other methods' rows from a results file written
+    with the same options, and reruns only the named method."""
+    import shutil
+
+    from benchmarks.power.__main__ import main
+
+    options = ["--quick", "--repetitions", "2", "--permutations", "19", "--n-jobs", "1"]
+    main([*options, "--out", str(tmp_path)])
+    before = list(csv.DictReader(open(tmp_path / "power.csv")))
+    shutil.rmtree(tmp_path / "cache")
+    main([*options, "--out", str(tmp_path), "--refresh", "pkex"])
+    after = list(csv.DictReader(open(tmp_path / "power.csv")))
+    assert [(r["scenario"], r["method"]) for r in after] == [
+        (r["scenario"], r["method"]) for r in before
+    ]
+    for old, new in zip(before, after):
+        assert old["rejection_rate"] == new["rejection_rate"]  # seeded: the same outcome
+        if old["method"] != "pkex":
+            assert old["seconds_per_test"] == new["seconds_per_test"]  # kept, not rerun
+
+
 def test_power_benchmark_planted_selection_table(tmp_path):
     from benchmarks.power.__main__ import planted_selection, planted_table
 
@@ -132,7 +154,7 @@ def test_games_benchmark_fits_and_summarises_each_game():
 
     fits = {
         game: [one_fit("mmd-partial-null", game, seed, 19) for seed in range(2)]
-        for game in ("anova", "baseline", "marginal")
+        for game in ("anova", "pairwise_anova", "baseline", "marginal")
     }
     for game, rows in fits.items():
         row = summarise("mmd-partial-null", game, rows)
