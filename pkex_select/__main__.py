@@ -54,8 +54,8 @@ _READING = {
     "others gets about 0 (small values of\neither sign are noise).",
     "pairwise_anova": "Game: ANOVA (each feature's kernel centred), its interactions of at "
     "most two features: a\nvalue is the feature's own share of the dependence plus half of "
-    "each pairwise interaction it\nis in; a feature independent of y gets about 0, also beside "
-    "a copy of itself (small values of\neither sign are noise).",
+    "each pairwise interaction it\nis in; a feature independent of y gets about 0, even where "
+    "another such feature copies it (small\nvalues of either sign are noise).",
     "baseline": "Game: the paper's (PKeX-Shapley). Adding a feature narrows the joint kernel, "
     "so a feature that adds\nlittle beyond the others (a near-copy, a weak one beside a "
     "dominant one) gets a small or negative\nvalue: the largest values are the columns a "
@@ -403,9 +403,10 @@ def _print_table(rows, selector, title, out):
         )
     print(_READING[selector.value_function_], file=out)
     if "pvalues_" in vars(selector):
+        others = "one other" if selector.value_function_ == "pairwise_anova" else "others"
         print(
-            "A small p-value says y depends on the feature (alone or with others); a copy of "
-            "a relevant feature\ngets one too: the test is marginal, not conditional.",
+            f"A small p-value says y depends on the feature (alone or with {others}); a copy "
+            "of a relevant feature\ngets one too: the test is marginal, not conditional.",
             file=out,
         )
     n_selected = sum(r["selected"] for r in rows)

@@ -2,6 +2,7 @@
 
     python -m benchmarks.games.correlated_nulls [--repetitions 200] [--rows 300]
                                                 [--shifts-only] [--n-jobs 2]
+                                                [--kinds ...] [--games ...]
 
 The tests of ``alpha=`` permute y, which makes every feature independent of it at once (the
 global null). A feature y does not depend on can still have a positive value in the full
@@ -69,23 +70,25 @@ def main(argv=None):
     parser.add_argument("--repetitions", type=int, default=200)
     parser.add_argument("--rows", type=int, default=300)
     parser.add_argument("--shifts-only", action="store_true", help="no random permutations")
+    parser.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
+    parser.add_argument("--games", nargs="+", default=list(GAMES), choices=GAMES)
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     rules = RULES[:1] if args.shifts_only else RULES
     jobs = [
         (kind, d, r, rule, args.rows, game)
-        for kind in KINDS
+        for kind in args.kinds
         for d in (6, 20)
         for rule in rules
-        for game in GAMES
+        for game in args.games
         for r in range(args.repetitions)
     ]
     records = Parallel(n_jobs=args.n_jobs)(delayed(one)(*job) for job in jobs)
     rows = []
-    for kind in KINDS:
+    for kind in args.kinds:
         for d in (6, 20):
-            for rule, game in itertools.product(rules, GAMES):
+            for rule, game in itertools.product(rules, args.games):
                 mine = [
                     r
                     for r in records
@@ -104,12 +107,25 @@ def main(argv=None):
                         "relevant kept": f"{np.mean([r['relevant kept'] for r in mine]):.3f}",
                     }
                 )
-    options = ("" if args.rows == 300 else f" --rows {args.rows}") + (
-        " --shifts-only" if args.shifts_only else ""
+    # Options that leave out kinds or games: in the command and in the results' name.
+    subsets = [
+        (option, chosen)
+        for option, chosen, every in (("kinds", args.kinds, KINDS), ("games", args.games, GAMES))
+        if tuple(chosen) != every
+    ]
+    options = (
+        ("" if args.rows == 300 else f" --rows {args.rows}")
+        + (" --shifts-only" if args.shifts_only else "")
+        + "".join(f" --{option} {' '.join(chosen)}" for option, chosen in subsets)
+    )
+    name = (
+        "correlated_nulls"
+        + ("" if args.rows == 300 else f"-{args.rows}")
+        + "".join(f"-{'-'.join(chosen)}" for _, chosen in subsets).replace(" ", "_")
     )
     write_results(
         args.out,
-        "correlated_nulls" + ("" if args.rows == 300 else f"-{args.rows}"),
+        name,
         rows,
         f"Family-wise error when two null features copy each other, n = {args.rows}",
         f"{args.repetitions} data sets per row, n = {args.rows}, alpha = 0.05 (maxT), 199 "
