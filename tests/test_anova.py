@@ -18,6 +18,7 @@ from tests.references import (
     general_coalition_values,
     interaction_reference,
     shapley_from_coalition_values,
+    truncated_game,
 )
 from tests.test_hsic import unbiased_hsic
 
@@ -82,9 +83,10 @@ def test_unbiased_hsic_matches_enumeration():
     _assert_values(hsic_shapley_values(K, L, estimate="unbiased", value_function="anova"), game)
 
 
-def _assert_block_hsic_matches_enumeration(weight=1.0, anova_weight="auto"):
+def _assert_block_hsic_matches_enumeration(weight=1.0, anova_weight="auto", value_function="anova"):
     """Block HSIC of the ANOVA game: the mean over the blocks of each block's enumerated game
-    of U-centred factors (1 + w k~) under the unbiased HSIC."""
+    of U-centred factors (1 + w k~) under the unbiased HSIC ("pairwise_anova": each block's
+    game truncated at pairwise interactions)."""
     members = SampleBlocks(N, 6, 2, np.random.RandomState(3), pair_bytes=8).members
     games = [
         _game(
@@ -94,6 +96,8 @@ def _assert_block_hsic_matches_enumeration(weight=1.0, anova_weight="auto"):
         )
         for m in members
     ]
+    if value_function == "pairwise_anova":
+        games = [truncated_game(game, D, 2) for game in games]
     values = hsic_shapley_values(
         K,
         L,
@@ -101,7 +105,7 @@ def _assert_block_hsic_matches_enumeration(weight=1.0, anova_weight="auto"):
         block_size=6,
         n_repetitions=2,
         random_state=3,
-        value_function="anova",
+        value_function=value_function,
         anova_weight=anova_weight,
     )
     _assert_values(values, np.mean(games, axis=0))

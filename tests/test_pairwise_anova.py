@@ -21,7 +21,17 @@ from tests.references import (
     shapley_from_coalition_values,
     truncated_game,
 )
-from tests.test_anova import D, K, L, N, _game, _off_diagonal, _u_centred, groups
+from tests.test_anova import (
+    D,
+    K,
+    L,
+    N,
+    _assert_block_hsic_matches_enumeration,
+    _game,
+    _off_diagonal,
+    _u_centred,
+    groups,
+)
 
 
 def _assert_values(values, game, n_features=D):
@@ -66,26 +76,7 @@ def test_hsic_and_mmd_estimators_match_enumeration():
 
 
 def test_block_estimator_u_centres_each_block_and_matches_enumeration():
-    from pkex_select._plan import SampleBlocks
-    from tests.test_hsic import unbiased_hsic
-
-    members = SampleBlocks(N, 6, 2, np.random.RandomState(3), pair_bytes=8).members
-    games = [
-        truncated_game(
-            _game(K[:, m][:, :, m], lambda gram, m=m: unbiased_hsic(gram, L[np.ix_(m, m)])), D, 2
-        )
-        for m in members
-    ]
-    values = hsic_shapley_values(
-        K,
-        L,
-        estimate="block",
-        block_size=6,
-        n_repetitions=2,
-        random_state=3,
-        value_function="pairwise_anova",
-    )
-    _assert_values(values, np.mean(games, axis=0))
+    _assert_block_hsic_matches_enumeration(value_function="pairwise_anova")
 
 
 @pytest.mark.parametrize("index", sorted(set(INDICES) - {"SV", "BV"}))
