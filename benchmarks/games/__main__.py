@@ -283,7 +283,7 @@ def main(argv=None):
     parser.add_argument(
         "--keep-others",
         action="store_true",
-        help="keep the rows of the games not run from the results file under --out",
+        help="keep the rows of the games and scenarios not run from the results file under --out",
     )
     parser.add_argument(
         "--cached-only",
