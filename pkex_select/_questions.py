@@ -56,19 +56,18 @@ def resolve_value_function(value_function, tested, n_features, ranked_game="base
     """The game that ``value_function="auto"`` stands for (others unchanged), given whether
     permutation tests run and the number of features.
 
-    Each question gets the game that answers it best. Which features y is related to,
-    tested by permutations, is the ANOVA game's question: a relevant feature beside a
-    dominant one keeps a positive value and a small p-value. The tests take its interactions
-    of at most two features ("pairwise_anova"): two null features that copy each other have
-    centred factors whose product is positive on average, so each term of three or more
-    features that holds both and a relevant one gives them a share of that feature's
-    dependence on y, which permuting y removes (``benchmarks.games.correlated_nulls``: kept
-    on every data set at n = 1500, d = 6). Terms of at most two features have the same mean
-    observed and permuted whenever the nulls are independent of y and of the relevant
-    features. The k features a model should
-    use are ranked by ``ranked_game`` (for HSIC the model game, which values a feature by how
-    far a kernel ridge of y fitted on every feature moves with it) up to
-    ``RANKED_GAME_MAX_FEATURES`` features, and by the ANOVA game beyond.
+    Each question gets the game that answers it best. Which features y is related to, tested
+    by permutations, is the ANOVA game's question: a relevant feature beside a dominant one
+    keeps a positive value and a small p-value. The tests take its interactions of at most
+    two features ("pairwise_anova"): two null features that copy each other have centred
+    factors whose product is positive on average, so each term of three or more features
+    that holds both and a relevant one gives them a share of that feature's dependence on y,
+    which permuting y removes (``benchmarks.games.correlated_nulls``: kept on every data set
+    at n = 1500, d = 6). Terms of at most two features have the same mean observed and
+    permuted whenever the nulls are independent of y and of the relevant features. The k
+    features a model should use are ranked by ``ranked_game`` (for HSIC the model game,
+    which values a feature by how far a kernel ridge of y fitted on every feature moves with
+    it) up to ``RANKED_GAME_MAX_FEATURES`` features, and by the ANOVA game beyond.
     """
     if value_function != "auto":
         return value_function
