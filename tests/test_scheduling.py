@@ -1,5 +1,9 @@
-"""How work beside a fit's sequential chain runs (_scheduling.beside)."""
+"""How work beside a fit's sequential chain runs (_scheduling.beside) and how the tasks'
+temporaries are allocated (_scheduling.settle_allocator)."""
 
+import platform
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -97,3 +101,36 @@ def test_another_joblib_backend_gets_the_tasks():
     with parallel_config(backend="recording", n_jobs=2):
         assert list(run_tasks(lambda task: 2 * task, range(6))) == [0, 2, 4, 6, 8, 10]
     assert calls
+
+
+# Tasks' temporaries of 2 MB, allocated and freed 50 times, as the circular shifts' chunks do.
+_ALLOCATIONS = """
+import resource, sys
+import numpy as np
+if sys.argv[1] == "settled":
+    from pkex_select._scheduling import settle_allocator
+    settle_allocator()
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+for _ in range(50):
+    arrays = [np.ones(1 << 18) for _ in range(4)]
+    del arrays
+print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+"""
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc's malloc thresholds")
+def test_a_settled_allocator_reuses_the_tasks_temporaries_instead_of_faulting_them_in():
+    faults = {
+        state: int(
+            subprocess.run(
+                [sys.executable, "-c", _ALLOCATIONS, state],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+        )
+        for state in ("fresh", "settled")
+    }
+    # 2 MB is 512 pages: a fresh process faults most of them in again each time.
+    assert faults["fresh"] > 20 * 512
+    assert faults["settled"] < faults["fresh"] / 10
