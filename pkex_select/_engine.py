@@ -234,17 +234,22 @@ def contributions(Z, removed=None, backend="auto", tol=DEFAULT_TOL):
     return (Z - (1.0 if removed is None else removed)) * loo_integrals(Z, removed, backend, tol)
 
 
-def order_two_contributions(Z):
+def order_two_contributions(Z, out=None, backend="auto"):
     """The per-pair Shapley contributions of the game truncated at pairwise interactions.
 
     With ``u = z - 1`` the pair game ``prod_{j in S} (1 + u_j)`` has the Moebius coefficient
     ``prod_{j in T} u_j`` for each T; keeping those with ``|T| <= 2`` leaves the game
     ``1 + sum_{j in S} u_j + sum_{j < l in S} u_j u_l``, whose Shapley value is
     ``u_j (1 + sum_{l != j} u_l / 2)``: the first-order Taylor term of ``I_pj``, linear in d.
+    Written into ``out`` (a new array when None), which is returned.
     """
-    deviations = Z - 1.0
-    others = deviations.sum(axis=1, keepdims=True) - deviations
-    return deviations * (1.0 + others / 2)
+    if out is None:
+        out = np.empty_like(Z)
+    if backend != "numpy" and _integrals.NUMBA:
+        _integrals.order_two_numba(Z, out)
+    else:
+        _integrals.order_two_numpy(Z, out)
+    return out
 
 
 # ---------------------------------------------------------------------------- validation

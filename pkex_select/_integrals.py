@@ -26,6 +26,10 @@ cannot be imported.
 - :func:`deviations_numpy` / ``deviations_numba``: one pass for what the plan needs, each
   pair's ``S = sum_j |Z_pj - R_pj|``, the largest ``|Z_pj - R_pj|`` and whether some factor
   exceeds its removed factor.
+- :func:`order_two_numpy` / ``order_two_numba``: the game truncated at pairwise
+  interactions needs no integral, ``u_j (1 + sum_{l != j} u_l / 2)`` with ``u = Z - 1``;
+  compiled, one pass into the caller's array (NumPy's five passes and temporaries took 0.24 s
+  of a 1.4 s tested fit).
 """
 
 import numpy as np
@@ -42,6 +46,8 @@ __all__ = [
     "feature_products_numpy",
     "loo_integrals_numba",
     "loo_integrals_numpy",
+    "order_two_numba",
+    "order_two_numpy",
     "padded_rule",
     "point_values_numba",
     "point_values_numpy",
@@ -114,6 +120,13 @@ def deviations_numpy(Z, removed):
         float(magnitudes.max(initial=0.0)),
         bool((differences > 0).any()),
     )
+
+
+def order_two_numpy(Z, out):
+    """Write ``u_j (1 + sum_{l != j} u_l / 2)``, ``u = Z - 1``, into ``out`` (same shape)."""
+    deviations = Z - 1.0
+    others = deviations.sum(axis=1, keepdims=True) - deviations
+    np.multiply(deviations, 1.0 + others / 2, out=out)
 
 
 # ----------------------------------------------------------------------- compiled twins
@@ -308,6 +321,17 @@ def _feature_products_kernel(Z):
     return products
 
 
+def _order_two_kernel(Z, out):
+    """Compiled twin of :func:`order_two_numpy`."""
+    for p in range(Z.shape[0]):
+        total = 0.0
+        for j in range(Z.shape[1]):
+            total += Z[p, j] - 1.0
+        for j in range(Z.shape[1]):
+            deviation = Z[p, j] - 1.0
+            out[p, j] = deviation * (1.0 + (total - deviation) / 2)
+
+
 def _deviations_kernel(Z, removed):
     """Compiled twin of :func:`deviations_numpy`: one pass, no temporaries."""
     result = np.empty(Z.shape[0])
@@ -382,7 +406,7 @@ except ImportError:  # pragma: no cover - numba is a core dependency
     )
     NUMBA = False
     loo_integrals_numba = series_integrals_numba = deviations_numba = None
-    feature_products_numba = point_values_numba = None
+    feature_products_numba = point_values_numba = order_two_numba = None
 else:
     NUMBA = True
     _sweep = compile_kernel(_sweep_kernel, inline="always")
@@ -392,3 +416,4 @@ else:
     series_integrals_numba = compile_kernel(_series_integrals_kernel)
     deviations_numba = compile_kernel(_deviations_kernel)
     feature_products_numba = compile_kernel(_feature_products_kernel)
+    order_two_numba = compile_kernel(_order_two_kernel)

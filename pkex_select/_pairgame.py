@@ -238,9 +238,15 @@ def solve(
         # pass needs them; else only their products with the pairs' values.
         needs_weights = by_permutation or interaction_index is not None or weighted_pass
         chunk_weights = pair_weights(pairs) if needs_weights else None
-        values, pair_contributions, moments = [], [], np.zeros((len(scales), 3))
+        n_scales, (n_pairs, n_features) = len(scales), scales[0].shape
+        values, moments = [], np.zeros((n_scales, 3))
         pairwise, order_one = [], []
-        test_joints = np.column_stack(factors.test_joints(pairs, scales))
+        # What the weights multiply: each scale's plain joint kernel, then (unless the
+        # values are weighted per permutation or in the compiled pass) its contributions.
+        summed_values = not (by_permutation or weighted_pass)
+        columns = np.empty((n_pairs, n_scales * (1 + n_features) if summed_values else n_scales))
+        for s, joint in enumerate(factors.test_joints(pairs, scales)):
+            columns[:, s] = joint
         joints = getattr(scales, "joints", None)  # where the factors' pass computed them
         for s, Z in enumerate(scales):
             joint = np.prod(Z, axis=1) if joints is None else joints[s]
@@ -264,10 +270,13 @@ def solve(
             elif weighted_pass:
                 weighted = point_values(Z[None], observed_removed, chunk_weights.T, backend=backend)
                 values.append(weighted[0].T)
-            elif pairwise_only:
-                pair_contributions.append(order_two_contributions(Z))
             else:
-                pair_contributions.append(contributions(Z, observed_removed, backend))
+                start = n_scales + s * n_features
+                contributions_of_scale = columns[:, start : start + n_features]
+                if pairwise_only:
+                    order_two_contributions(Z, contributions_of_scale, backend)
+                else:
+                    contributions_of_scale[:] = contributions(Z, observed_removed, backend)
             if interaction_index is not None:
                 observed_weights = chunk_weights[0][:, None]
                 chunk_pairwise, chunk_order_one = (
@@ -281,21 +290,17 @@ def solve(
                 order_one.append(chunk_order_one[:, 0])
         # Every weighted sum in one matrix product: the weights (n_perm, n_pairs) are the
         # large operand, so they are read once.
-        if by_permutation or weighted_pass:
-            statistics = (chunk_weights @ test_joints).T
+        if not summed_values:
+            statistics = (chunk_weights @ columns).T
         else:
-            n_features = scales[0].shape[1]
-            columns = np.hstack([test_joints, *pair_contributions])
             sums = (
                 pair_weights.products(pairs, columns)
                 if chunk_weights is None
                 else chunk_weights @ columns
             )
-            statistics = sums[:, : len(scales)].T
+            statistics = sums[:, :n_scales].T
             values = (
-                sums[:, len(scales) :]
-                .reshape(len(sums), len(scales), n_features)
-                .transpose(1, 0, 2)
+                sums[:, n_scales:].reshape(len(sums), n_scales, n_features).transpose(1, 0, 2)
             )
         extra = (np.array(pairwise), np.array(order_one)) if interaction_index else None
         return np.asarray(values), statistics, moments, extra

@@ -82,20 +82,25 @@ def shift_permutations(order, shifts):
     return permutations
 
 
-def add_spectra_numpy(value_spectra, weight_spectra, spectrum):
-    """Add to ``spectrum`` (n_columns, n_frequencies) the sum over the diagonals of
-    ``conj(value_spectra) weight_spectra``, of shapes (n_diagonals, n_columns,
-    n_frequencies) and (n_diagonals, n_frequencies): the spectra of their correlations."""
-    spectrum += np.einsum("dcf,df->cf", value_spectra.conj(), weight_spectra)
+def add_spectra_numpy(value_spectra, weight_spectra, real, imag):
+    """Add to ``real`` and ``imag`` (n_frequencies, n_columns) the sum over the diagonals of
+    ``conj(value_spectra) weight_spectra``, of shapes (n_diagonals, n_frequencies,
+    n_columns) and (n_diagonals, n_frequencies): the spectra of their correlations."""
+    spectrum = np.einsum("dfc,df->fc", value_spectra.conj(), weight_spectra)
+    real += spectrum.real
+    imag += spectrum.imag
 
 
-def _add_spectra_kernel(value_spectra, weight_spectra, spectrum):
+def _add_spectra_kernel(value_spectra, weight_spectra, real, imag):
     """Compiled twin of :func:`add_spectra_numpy`: one pass, no conjugated copy."""
-    n_diagonals, n_columns, n_frequencies = value_spectra.shape
+    n_diagonals, n_frequencies, n_columns = value_spectra.shape
     for d in range(n_diagonals):
-        for c in range(n_columns):
-            for f in range(n_frequencies):
-                spectrum[c, f] += value_spectra[d, c, f].conjugate() * weight_spectra[d, f]
+        for f in range(n_frequencies):
+            weight = weight_spectra[d, f]
+            for c in range(n_columns):
+                product = value_spectra[d, f, c].conjugate() * weight
+                real[f, c] += product.real
+                imag[f, c] += product.imag
 
 
 add_spectra_numba = compile_kernel(_add_spectra_kernel) if NUMBA else None
@@ -118,8 +123,11 @@ class ShiftSpectra(PairWeights):
 
     def products(self, pairs, columns):
         n = self.n_samples
+        n_frequencies = n // 2 + 1
         weights = self.entries(pairs)[0]
-        observed = weights @ columns
+        rows = np.zeros((2 + 2 * n_frequencies, columns.shape[1]))
+        rows[0] = weights @ columns
+        real, imag = rows[2 : 2 + n_frequencies], rows[2 + n_frequencies :]
         # Whole diagonals of n pairs, then at most one of n / 2 (t = n / 2, whose weights
         # repeat after n / 2 places).
         whole = weights.size // n * n
@@ -128,17 +136,13 @@ class ShiftSpectra(PairWeights):
         ]
         if whole < weights.size:
             diagonals.append((columns[whole:][None], np.tile(weights[whole:], 2)[None]))
-        spectrum = np.zeros((columns.shape[1], n // 2 + 1), dtype=np.complex128)
-        bound = 0.0
-        for values, diagonal_weights in diagonals:
-            values = np.ascontiguousarray(values.transpose(0, 2, 1))  # (diagonals, columns, i)
-            value_spectra = scipy.fft.rfft(values, n=n, axis=2)
+        for values, diagonal_weights in diagonals:  # values: (diagonals, i, columns)
+            # Along axis 1, pocketfft transforms the columns side by side: no transposed copy.
+            value_spectra = scipy.fft.rfft(values, n=n, axis=1)
             weight_spectra = scipy.fft.rfft(diagonal_weights, axis=1)
-            add_spectra(value_spectra, weight_spectra, spectrum)
-            bound = bound + np.linalg.norm(diagonal_weights, axis=1) @ np.linalg.norm(
-                values, axis=2
-            )
-        return np.vstack([observed, bound, spectrum.real.T, spectrum.imag.T])
+            add_spectra(value_spectra, weight_spectra, real, imag)
+            rows[1] += np.linalg.norm(diagonal_weights, axis=1) @ np.linalg.norm(values, axis=1)
+        return rows
 
 
 def rounding_tolerance(bound, n_samples):

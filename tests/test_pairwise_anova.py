@@ -41,17 +41,35 @@ def _assert_values(values, game, n_features=D):
     assert values.sum() == pytest.approx(game[-1] - game[0], abs=1e-12 * scale)
 
 
+@pytest.mark.parametrize("backend", ["numba", "numpy"])
 @given(st.integers(1, 8), st.integers(1, 30), st.floats(0.01, 3.0), st.integers(0, 2**32 - 1))
 @settings(max_examples=60, deadline=None)
 def test_order_two_contributions_are_the_truncated_games_shapley_values(
-    n_features, n_pairs, spread, seed
+    backend, n_features, n_pairs, spread, seed
 ):
     rng = np.random.default_rng(seed)
     Z = 1.0 + spread * rng.standard_normal((n_pairs, n_features))
     weights = rng.standard_normal(n_pairs)
     full = general_coalition_values(Z, np.ones_like(Z), weights)
     game = truncated_game(full, n_features, 2)
-    _assert_values(weights @ order_two_contributions(Z), game, n_features)
+    _assert_values(weights @ order_two_contributions(Z, backend=backend), game, n_features)
+
+
+@given(st.integers(1, 40), st.integers(1, 50), st.floats(0.01, 3.0), st.integers(0, 2**32 - 1))
+@settings(max_examples=40, deadline=None)
+def test_the_compiled_order_two_pass_agrees_with_its_numpy_twin_in_a_slice_of_a_wider_array(
+    n_features, n_pairs, spread, seed
+):
+    rng = np.random.default_rng(seed)
+    Z = 1.0 + spread * rng.standard_normal((n_pairs, n_features))
+    columns = np.full((n_pairs, n_features + 3), np.nan)
+    compiled = order_two_contributions(Z, out=columns[:, 2 : 2 + n_features], backend="numba")
+    twin = order_two_contributions(Z, backend="numpy")
+    # Each entry's error is a few roundings of u_j times the sum of |u_l|.
+    scale = np.abs(Z - 1).sum(axis=1, keepdims=True) * np.abs(Z - 1) + np.abs(Z - 1)
+    assert np.all(np.abs(compiled - twin) <= 1e-13 * scale)
+    assert np.shares_memory(compiled, columns)
+    assert np.isnan(columns[:, :2]).all() and np.isnan(columns[:, 2 + n_features :]).all()
 
 
 def test_with_two_features_it_is_the_anova_game():

@@ -157,12 +157,12 @@ def test_shift_permutations_are_a_group_of_permutations():
 @settings(max_examples=30, deadline=None)
 def test_compiled_spectra_sum_is_its_numpy_twin(n_diagonals, n_columns, n_frequencies, seed):
     rng = np.random.default_rng(seed)
-    shape = (n_diagonals, n_columns, n_frequencies)
+    shape = (n_diagonals, n_frequencies, n_columns)
     value_spectra = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
-    weight_spectra = rng.standard_normal(shape[::2]) + 1j * rng.standard_normal(shape[::2])
-    compiled, twin = np.ones((2, n_columns, n_frequencies), dtype=np.complex128)
-    _shifts.add_spectra_numba(value_spectra, weight_spectra, compiled)
-    _shifts.add_spectra_numpy(value_spectra, weight_spectra, twin)
+    weight_spectra = rng.standard_normal(shape[:2]) + 1j * rng.standard_normal(shape[:2])
+    compiled, twin = np.ones((2, 2, n_frequencies, n_columns))
+    _shifts.add_spectra_numba(value_spectra, weight_spectra, *compiled)
+    _shifts.add_spectra_numpy(value_spectra, weight_spectra, *twin)
     np.testing.assert_allclose(compiled, twin, rtol=1e-13, atol=1e-13)
 
 
