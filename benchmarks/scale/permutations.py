@@ -2,7 +2,7 @@
 
     python -m benchmarks.scale.permutations [--permutations 999] [--out DIR]
 
-Two cases of issue 32 on the block estimate and two on the exact one, single-threaded CPU
+Three cases on the block estimate and two on the exact one, single-threaded CPU
 time (``threadpool_limits(1)``), compiled kernels warmed up first:
 
 - HSIC: n = 20,000, d = 3, y three classes (y = digitised x0 + noise),
@@ -11,6 +11,8 @@ time (``threadpool_limits(1)``), compiled kernels warmed up first:
   the same 10 partitions.
 - MMD: two samples of 50,000 x 20, the second shifted by 0.1 sd in feature 0 and scaled by
   1.1 in feature 1, ``attribute_shift(alpha=0.05)`` against ``attribute_shift()``.
+- HSIC on n = 100,000, d = 20 with a continuous y, whose block weights are computed from y
+  under each permutation: ``alpha=0.05``, and ``n_permutations`` alone, which runs them all.
 - The exact estimate (``estimate="biased"``): HSIC on n = 2000, d = 20 with a continuous y
   (the weights gathered from an n x n table), and MMD on the first 1000 rows of each sample.
 
@@ -65,7 +67,9 @@ def row(case, pairs, tested_seconds, plain_seconds, floor, tested):
         "floor s": round(floor, 2),
         "x floor": round(permutations / floor, 1),
         "permutations run": tested.n_permutations_,
-        "selected": " ".join(map(str, tested.get_support(indices=True))),
+        "selected": " ".join(map(str, tested.get_support(indices=True)))
+        if tested.alpha is not None
+        else "",
     }
 
 
@@ -121,6 +125,27 @@ def main(argv=None):
     floor = floor_seconds(tested.n_permutations_, pairs, 20 * len(tested.scales_), rng)
     rows.append(row("MMD, 2 x 50,000 x 20", pairs, tested_seconds, plain_seconds, floor, tested))
     print(rows[-1], flush=True)
+    # A continuous target at 10^5 rows: each permutation's block weights are computed from y
+    # (no table fits), once where the decisions settle after the first look and once
+    # through all the permutations (n_permutations without alpha never stops early).
+    n = 100_000
+    X = rng.normal(size=(n, 20))
+    y = X[:, 0] + np.cos(2 * X[:, 1]) + 0.5 * rng.normal(size=n)
+    HSICShapleySelector(n_permutations=49).fit(X[:3000], y[:3000])
+    plain_seconds, _ = cpu(
+        HSICShapleySelector(value_function=GAME, n_repetitions=10, random_state=0).fit, X, y
+    )
+    pairs = 10 * (n // 20) * 190
+    for options in ({"alpha": 0.05}, {}):
+        tested_seconds, tested = cpu(
+            HSICShapleySelector(n_permutations=args.permutations, random_state=0, **options).fit,
+            X,
+            y,
+        )
+        floor = floor_seconds(tested.n_permutations_, pairs, 20 * len(tested.scales_), rng)
+        case = "HSIC, n = 100,000, d = 20, continuous y" + ("" if options else ", no alpha")
+        rows.append(row(case, pairs, tested_seconds, plain_seconds, floor, tested))
+        print(rows[-1], flush=True)
     # The exact estimate over all pairs: a continuous target's n x n weight table, and MMD's.
     n = 2000
     X = rng.normal(size=(n, 20))
