@@ -299,9 +299,7 @@ def solve(
                 else chunk_weights @ columns
             )
             statistics = sums[:, :n_scales].T
-            values = (
-                sums[:, n_scales:].reshape(len(sums), n_scales, n_features).transpose(1, 0, 2)
-            )
+            values = sums[:, n_scales:].reshape(len(sums), n_scales, n_features).transpose(1, 0, 2)
         extra = (np.array(pairwise), np.array(order_one)) if interaction_index else None
         return np.asarray(values), statistics, moments, extra
 
