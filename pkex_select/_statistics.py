@@ -166,76 +166,69 @@ sample_entries = sample_entries_numba or sample_entries_numpy
 _KERNEL_CODES = {"delta": 0, "rbf": 1, "laplacian": 2, "cauchy": 3}
 
 
-def _block_weights_kernel(members, permutations, Y, kinds, gamma, matrix, use_matrix, scale):
-    """Compiled twin of the NumPy block weights of :meth:`HSIC._block_weights`.
+def _block_weights_kernel(values, block_size, kinds, gamma, matrix, use_matrix, scale):
+    """Compiled twin of the NumPy block weights of :meth:`HSIC._block_weights`, as
+    (n_pairs, n_perm).
 
-    Per permutation and block: the target Gram matrix among the block's permuted samples
-    (from ``matrix``, or the kernels ``kinds`` on the rows of Y), its row sums, the
-    U-statistic's centring, and the weights of the block's pairs a < b. One block's B x B
-    buffer stays in cache; NumPy builds (n_perm, n_blocks, B, B) arrays and reads them
-    several times. The samples of 32 blocks and their rows of Y are read first, so that
-    those scattered reads overlap rather than wait a sample at a time (as in
-    :func:`._features._block_exponents_kernel`).
+    ``values[block * block_size + i, o, k]`` is output o of the target at the sample in
+    place i of the block under permutation k (with ``use_matrix``, that sample's index,
+    whose entries of ``matrix`` are read). Per block and pair, the target kernel under every
+    permutation along the last axis, its row sums and the U-statistic's centring: each
+    permutation's arithmetic is a contiguous run, and a block's samples were gathered
+    before (where the layout of one permutation at a time read two scattered entries per
+    sample and permutation: 14.9 against 9.6-11.3 ns per weight at 10^5 samples).
     """
-    n_perm = permutations.shape[0]
-    n_blocks, size = members.shape
-    n_outputs = Y.shape[1]
-    n_upper = size * (size - 1) // 2
-    out = np.empty((n_perm, n_blocks * n_upper))
-    gram = np.zeros((size, size))
-    group = 32
-    samples = np.empty((group, size), dtype=np.int64)
-    rows = np.empty((group, size, n_outputs))
-    sums = np.empty(size)
-    for k in range(n_perm):
-        for first in range(0, n_blocks, group):
-            last = min(first + group, n_blocks)
-            for block in range(first, last):
-                for i in range(size):
-                    samples[block - first, i] = permutations[k, members[block, i]]
-            if not use_matrix:
-                for block in range(first, last):
-                    for i in range(size):
-                        sample = samples[block - first, i]
-                        for o in range(n_outputs):
-                            rows[block - first, i, o] = Y[sample, o]
-            for block in range(first, last):
-                held, values = samples[block - first], rows[block - first]
-                for i in range(size):
-                    for j in range(i + 1, size):
-                        if use_matrix:
-                            value = matrix[held[i], held[j]]
-                        else:
-                            value = 1.0
-                            for o in range(n_outputs):
-                                diff = values[i, o] - values[j, o]
-                                if kinds[o] == 0:
-                                    value *= 1.0 if diff == 0.0 else 0.0
-                                elif diff != 0.0:
-                                    if kinds[o] == 1:
-                                        value *= np.exp(-gamma[o] * diff * diff)
-                                    elif kinds[o] == 2:
-                                        value *= np.exp(-gamma[o] * abs(diff))
-                                    else:
-                                        value *= 1.0 / (1.0 + gamma[o] * diff * diff)
-                        gram[i, j] = value
-                        gram[j, i] = value
-                total = 0.0
-                for i in range(size):
-                    row = 0.0
-                    for j in range(size):
-                        if j != i:
-                            row += gram[i, j]
-                    sums[i] = row
-                    total += row
-                constant = total / ((size - 1) * (size - 2))
-                for i in range(size):
-                    sums[i] = sums[i] / (size - 2) - constant / 2.0
-                p = block * n_upper
-                for i in range(size):
-                    for j in range(i + 1, size):
-                        out[k, p] = scale * (gram[i, j] - sums[i] - sums[j])
-                        p += 1
+    n_outputs, n_perm = values.shape[1], values.shape[2]
+    n_blocks = values.shape[0] // block_size
+    n_upper = block_size * (block_size - 1) // 2
+    out = np.empty((n_blocks * n_upper, n_perm))
+    sums = np.empty((block_size, n_perm))
+    total = np.empty(n_perm)
+    for block in range(n_blocks):
+        sums[:] = 0.0
+        first_pair = block * n_upper
+        q = 0
+        for i in range(block_size):
+            first = values[block * block_size + i]
+            for j in range(i + 1, block_size):
+                second = values[block * block_size + j]
+                entries = out[first_pair + q]
+                entries[:] = 1.0
+                if use_matrix:
+                    for k in range(n_perm):
+                        entries[k] = matrix[int(first[0, k]), int(second[0, k])]
+                for o in range(n_outputs if not use_matrix else 0):
+                    kind, g, a, b = kinds[o], gamma[o], first[o], second[o]
+                    for k in range(n_perm):
+                        diff = a[k] - b[k]
+                        if kind == 0:
+                            entries[k] *= 1.0 if diff == 0.0 else 0.0
+                        elif diff != 0.0:
+                            if kind == 1:
+                                entries[k] *= np.exp(-g * diff * diff)
+                            elif kind == 2:
+                                entries[k] *= np.exp(-g * abs(diff))
+                            else:
+                                entries[k] *= 1.0 / (1.0 + g * diff * diff)
+                for k in range(n_perm):
+                    sums[i, k] += entries[k]
+                    sums[j, k] += entries[k]
+                q += 1
+        total[:] = 0.0
+        for i in range(block_size):
+            for k in range(n_perm):
+                total[k] += sums[i, k]
+        for i in range(block_size):
+            for k in range(n_perm):
+                constant = total[k] / ((block_size - 1) * (block_size - 2))
+                sums[i, k] = sums[i, k] / (block_size - 2) - constant / 2.0
+        q = 0
+        for i in range(block_size):
+            for j in range(i + 1, block_size):
+                entries = out[first_pair + q]
+                for k in range(n_perm):
+                    entries[k] = scale * (entries[k] - sums[i, k] - sums[j, k])
+                q += 1
     return out
 
 
@@ -637,22 +630,17 @@ class HSIC(_GramStatistic):
         if backend != "numpy" and NUMBA:
             use_matrix = gram.matrix is not None
             matrix = gram.matrix if use_matrix else np.zeros((1, 1))
-            Y = np.zeros((1, 1)) if use_matrix else np.ascontiguousarray(gram.Y, np.float64)
             kinds = np.array([_KERNEL_CODES[k] for k in gram.kernels or []], dtype=np.int64)
             gamma = np.zeros(0) if use_matrix else np.asarray(gram.gamma, dtype=np.float64)
-            permutations = np.ascontiguousarray(permutations, dtype=np.int64)
 
             def compiled_weights(pairs):
+                # Each place of each block under every permutation, (places, outputs, n_perm).
+                places = permutations[:, pairs.members.ravel()]
+                targets = places[..., None] if use_matrix else gram.Y[places]
+                values = np.ascontiguousarray(targets.transpose(1, 2, 0), dtype=np.float64)
                 return block_weights_numba(
-                    pairs.members.astype(np.int64),
-                    permutations,
-                    Y,
-                    kinds,
-                    gamma,
-                    matrix,
-                    use_matrix,
-                    scale,
-                )
+                    values, size, kinds, gamma, matrix, use_matrix, scale
+                ).T
 
             return compiled_weights
         arguments = gram.arguments(permutations)

@@ -338,7 +338,7 @@ def test_auto_estimator_is_exact_below_a_second_of_work_and_block_above():
 @pytest.mark.parametrize(
     "target", ["labels", "two label columns", "few values", "two outputs", "matrix"]
 )
-@pytest.mark.parametrize("n", [60, 400])  # 10 and 66 blocks: the kernels read 32 at a time
+@pytest.mark.parametrize("n", [60, 400])  # 10 and 66 blocks per partition
 def test_compiled_block_weights_match_numpy(target, n):
     from pkex_select._gram import TargetGram
     from pkex_select._statistics import HSIC
