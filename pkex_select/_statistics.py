@@ -638,9 +638,7 @@ class HSIC(_GramStatistic):
                 places = permutations[:, pairs.members.ravel()]
                 targets = places[..., None] if use_matrix else gram.Y[places]
                 values = np.ascontiguousarray(targets.transpose(1, 2, 0), dtype=np.float64)
-                return block_weights_numba(
-                    values, size, kinds, gamma, matrix, use_matrix, scale
-                ).T
+                return block_weights_numba(values, size, kinds, gamma, matrix, use_matrix, scale).T
 
             return compiled_weights
         arguments = gram.arguments(permutations)
