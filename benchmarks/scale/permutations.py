@@ -88,7 +88,7 @@ def main(argv=None):
     X = rng.normal(size=(n, 3))
     y = np.digitize(X[:, 0] + 0.5 * rng.normal(size=n), [-0.5, 0.5])
     # Compile outside the timing, with and without permutations, on the block estimate
-    # (500 rows alone would be attributed exactly).
+    # (so few rows alone would be attributed exactly).
     HSICShapleySelector(alpha=0.05, estimate="block").fit(X[:500], y[:500])
     HSICShapleySelector(value_function=GAME, estimate="block", n_repetitions=10).fit(
         X[:500], y[:500]
@@ -118,8 +118,8 @@ def main(argv=None):
     P, Q = rng.normal(size=(50_000, 20)), rng.normal(size=(50_000, 20))
     Q[:, 0] += 0.1
     Q[:, 1] *= 1.1
-    attribute_shift(P[:300], Q[:300], alpha=0.05)
-    attribute_shift(P[:300], Q[:300], value_function=GAME)
+    attribute_shift(P[:300], Q[:300], alpha=0.05, estimate="block")
+    attribute_shift(P[:300], Q[:300], value_function=GAME, estimate="block")
     tested_seconds, tested = cpu(
         attribute_shift, P, Q, alpha=0.05, n_permutations=args.permutations, random_state=0
     )
