@@ -166,54 +166,74 @@ sample_entries = sample_entries_numba or sample_entries_numpy
 _KERNEL_CODES = {"delta": 0, "rbf": 1, "laplacian": 2, "cauchy": 3}
 
 
-def _block_weights_kernel(values, block_size, kinds, gamma, matrix, use_matrix, scale):
-    """Compiled twin of the NumPy block weights of :meth:`HSIC._block_weights`, as
-    (n_pairs, n_perm).
+def _block_exponents_kernel(values, block_size, kinds, gamma):
+    """The exponent of the target kernel's exponential factors (RBF, Laplacian) for every
+    pair of every block under every permutation, (n_pairs, n_perm), for NumPy's vectorised
+    exp (:func:`block_weights`).
 
     ``values[block * block_size + i, o, k]`` is output o of the target at the sample in
-    place i of the block under permutation k (with ``use_matrix``, that sample's index,
-    whose entries of ``matrix`` are read). Per block and pair, the target kernel under every
-    permutation along the last axis, its row sums and the U-statistic's centring: each
-    permutation's arithmetic is a contiguous run, and a block's samples were gathered
-    before (one permutation at a time, reading two scattered entries per sample and
-    permutation, took 14.6 ns per pair and permutation at 10^5 samples, this 10.7 ns:
-    ``python -m benchmarks.scale.permutations``).
+    place i of the block under permutation k. Each output's exponent is ``-gamma u`` as
+    :func:`~pkex_select.kernels.factor_of_difference` forms it; equal values add nothing
+    (also at an infinite gamma).
     """
     n_outputs, n_perm = values.shape[1], values.shape[2]
     n_blocks = values.shape[0] // block_size
     n_upper = block_size * (block_size - 1) // 2
-    out = np.empty((n_blocks * n_upper, n_perm))
+    exponents = np.zeros((n_blocks * n_upper, n_perm))
+    for block in range(n_blocks):
+        q = block * n_upper
+        for i in range(block_size):
+            first = values[block * block_size + i]
+            for j in range(i + 1, block_size):
+                second, row = values[block * block_size + j], exponents[q]
+                for o in range(n_outputs):
+                    kind, scale, a, b = kinds[o], -gamma[o], first[o], second[o]
+                    if kind == 1 or kind == 2:
+                        for k in range(n_perm):
+                            diff = a[k] - b[k]
+                            if diff != 0.0:
+                                row[k] += scale * (diff * diff if kind == 1 else abs(diff))
+                q += 1
+    return exponents
+
+
+def _block_centring_kernel(values, block_size, kinds, gamma, matrix, use_matrix, scale, entries):
+    """The block weights from ``entries`` (n_pairs, n_perm), in place: each pair's target
+    kernel under every permutation (the exponential factors' product on entry; the other
+    factors, or with ``use_matrix`` the entries of ``matrix`` at the sample indices that
+    ``values`` then holds, are applied here), less the U-statistic's centring of its block,
+    times ``scale``. Every step runs over the permutations contiguously."""
+    n_outputs, n_perm = values.shape[1], values.shape[2]
+    n_blocks = values.shape[0] // block_size
+    n_upper = block_size * (block_size - 1) // 2
     sums = np.empty((block_size, n_perm))
     total = np.empty(n_perm)
     for block in range(n_blocks):
         sums[:] = 0.0
         first_pair = block * n_upper
-        q = 0
+        q = first_pair
         for i in range(block_size):
             first = values[block * block_size + i]
             for j in range(i + 1, block_size):
-                second = values[block * block_size + j]
-                entries = out[first_pair + q]
-                entries[:] = 1.0
+                second, row = values[block * block_size + j], entries[q]
                 if use_matrix:
                     for k in range(n_perm):
-                        entries[k] = matrix[int(first[0, k]), int(second[0, k])]
-                for o in range(n_outputs if not use_matrix else 0):
-                    kind, g, a, b = kinds[o], gamma[o], first[o], second[o]
-                    for k in range(n_perm):
-                        diff = a[k] - b[k]
+                        row[k] = matrix[int(first[0, k]), int(second[0, k])]
+                else:
+                    for o in range(n_outputs):
+                        kind, g, a, b = kinds[o], gamma[o], first[o], second[o]
                         if kind == 0:
-                            entries[k] *= 1.0 if diff == 0.0 else 0.0
-                        elif diff != 0.0:
-                            if kind == 1:
-                                entries[k] *= np.exp(-g * diff * diff)
-                            elif kind == 2:
-                                entries[k] *= np.exp(-g * abs(diff))
-                            else:
-                                entries[k] *= 1.0 / (1.0 + g * diff * diff)
+                            for k in range(n_perm):
+                                if a[k] != b[k]:
+                                    row[k] = 0.0
+                        elif kind == 3:
+                            for k in range(n_perm):
+                                diff = a[k] - b[k]
+                                if diff != 0.0:
+                                    row[k] *= 1.0 / (1.0 + g * (diff * diff))
                 for k in range(n_perm):
-                    sums[i, k] += entries[k]
-                    sums[j, k] += entries[k]
+                    sums[i, k] += row[k]
+                    sums[j, k] += row[k]
                 q += 1
         total[:] = 0.0
         for i in range(block_size):
@@ -223,14 +243,34 @@ def _block_weights_kernel(values, block_size, kinds, gamma, matrix, use_matrix, 
             for k in range(n_perm):
                 constant = total[k] / ((block_size - 1) * (block_size - 2))
                 sums[i, k] = sums[i, k] / (block_size - 2) - constant / 2.0
-        q = 0
+        q = first_pair
         for i in range(block_size):
             for j in range(i + 1, block_size):
-                entries = out[first_pair + q]
+                row = entries[q]
                 for k in range(n_perm):
-                    entries[k] = scale * (entries[k] - sums[i, k] - sums[j, k])
+                    row[k] = scale * (row[k] - sums[i, k] - sums[j, k])
                 q += 1
-    return out
+
+
+def block_weights(values, block_size, kinds, gamma, matrix, use_matrix, scale):
+    """Compiled twin of the NumPy block weights of :meth:`HSIC._block_weights`, as
+    (n_pairs, n_perm), from ``values`` (places of the blocks, outputs, permutations; with
+    ``use_matrix`` the sample indices).
+
+    Three passes over a chunk's weights, each along the permutations: the exponents
+    (compiled), NumPy's exp (SIMD: 1.1 ns an entry here, where a compiled loop calls the
+    scalar exp at 4.4 ns), and the other factors, row sums and centring (compiled). One
+    permutation at a time, with a scalar exp, took 14.6 ns per pair and permutation at 10^5
+    samples (``python -m benchmarks.scale.permutations``).
+    """
+    if use_matrix:
+        n_pairs = values.shape[0] // block_size * (block_size * (block_size - 1) // 2)
+        entries = np.empty((n_pairs, values.shape[2]))
+    else:
+        entries = block_exponents_numba(values, block_size, kinds, gamma)
+        np.exp(entries, out=entries)
+    block_centring_numba(values, block_size, kinds, gamma, matrix, use_matrix, scale, entries)
+    return entries
 
 
 def _block_level_weights_kernel(members, levels_by_sample, table, identity, scale):
@@ -335,7 +375,8 @@ def _fill_block_level_weights(
             p += 1
 
 
-block_weights_numba = compile_kernel(_block_weights_kernel) if NUMBA else None
+block_exponents_numba = compile_kernel(_block_exponents_kernel) if NUMBA else None
+block_centring_numba = compile_kernel(_block_centring_kernel) if NUMBA else None
 if NUMBA:  # the helpers first: compiled kernels call compiled functions only
     _level_buffers = compile_kernel(_level_buffers)
     _fill_block_level_weights = compile_kernel(_fill_block_level_weights)
@@ -639,7 +680,7 @@ class HSIC(_GramStatistic):
                 places = permutations[:, pairs.members.ravel()]
                 targets = places[..., None] if use_matrix else gram.Y[places]
                 values = np.ascontiguousarray(targets.transpose(1, 2, 0), dtype=np.float64)
-                return block_weights_numba(values, size, kinds, gamma, matrix, use_matrix, scale).T
+                return block_weights(values, size, kinds, gamma, matrix, use_matrix, scale).T
 
             return compiled_weights
         arguments = gram.arguments(permutations)
