@@ -4,10 +4,13 @@ U-centred Gram matrices, and the properties that make its values readable."""
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pkex_select import (
     HSICShapleySelector,
     MMDShapleyAttributor,
+    _integrals,
     hsic_shapley_values,
     interaction_values,
     mmd_shapley_values,
@@ -296,3 +299,31 @@ def test_block_estimator_gives_noise_features_no_share_on_average():
         ).fit(data, target)
         shares.append(selector.shares_[2:].mean())
     assert abs(np.mean(shares)) < 0.003
+
+
+@pytest.mark.skipif(not _integrals.NUMBA, reason="needs numba")
+@given(st.integers(4, 7), st.integers(1, 5), st.integers(1, 6), st.integers(0, 2**32 - 1))
+@settings(max_examples=40, deadline=None)
+def test_compiled_block_centring_is_its_numpy_twin(block_size, n_blocks, n_features, seed):
+    """U-centring within blocks, compiled and in NumPy, on a transposed Z too (as the
+    per-feature Gram matrices give it): the factors in place and both joint kernels."""
+    from pkex_select._features import centre_blocks_numba, centre_blocks_numpy
+
+    rng = np.random.default_rng(seed)
+    n_pairs = n_blocks * block_size * (block_size - 1) // 2
+    Z = rng.uniform(0, 1, (n_features, n_pairs)).T  # not C-contiguous
+    constant = rng.random(n_features) < 0.3
+    weight = float(rng.uniform(0.1, 1.0))
+    twin_Z = Z.copy(order="F")
+    compiled = centre_blocks_numba(Z, block_size, weight, constant)
+    twin = centre_blocks_numpy(twin_Z, block_size, weight, constant)
+    np.testing.assert_allclose(Z, twin_Z, rtol=1e-14, atol=1e-15)
+    assert np.all(Z[:, constant] == 1.0)
+    for products, twin_products in zip(compiled, twin):
+        np.testing.assert_allclose(products, twin_products, rtol=1e-13, atol=1e-300)
+    # Each block's centred factors (less 1, over the weight) sum to 0 along each sample's row.
+    centred = ((Z - 1.0) / weight).reshape(n_blocks, -1, n_features)
+    first, second = np.triu_indices(block_size, k=1)
+    for i in range(block_size):
+        in_row = (first == i) | (second == i)
+        np.testing.assert_allclose(centred[:, in_row].sum(axis=1), 0.0, atol=1e-13)

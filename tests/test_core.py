@@ -317,6 +317,12 @@ def test_compiled_factor_pass_is_its_numpy_twin_to_the_bit(
     assert len(compiled) == n_scales
     for scale, twin in zip(compiled, factors.factors_numpy(pairs)):
         np.testing.assert_array_equal(scale, twin)
+    # The pairs within sample blocks (the block estimate), in any order of samples.
+    blocks = SampleBlocks(n_samples, 3, 2, np.random.RandomState(seed % 1000), pair_bytes=8)
+    for chunk in blocks.chunks:
+        block_pairs = blocks.pairs(chunk)
+        for scale, twin in zip(factors(block_pairs), factors.factors_numpy(block_pairs)):
+            np.testing.assert_array_equal(scale, twin)
     finite = all(np.all(np.isfinite(g[~delta])) for g in gammas)  # delta ignores its gamma
     compiled_path = finite and "cauchy" not in kernels
     assert (factors._exponent_scales is not None) == compiled_path
