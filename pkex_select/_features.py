@@ -338,8 +338,8 @@ class DataFactors:
         return list(np.exp(exponents, out=exponents))
 
     def factors_numpy(self, pairs):
-        """NumPy twin of the compiled pass of :meth:`__call__` (the only path for pairs
-        other than runs of rows): the differences once, then each scale's factors."""
+        """NumPy twin of the compiled pass of :meth:`__call__` (its path for Cauchy factors
+        and infinite parameters): the differences once, then each scale's factors."""
         differences = self._differences(pairs)
         return [
             self._factors(differences.copy() if k < len(self.gammas) - 1 else differences, gamma)

@@ -297,9 +297,10 @@ def test_compiled_joint_kernel_is_its_numpy_twin(n_samples, kernels, n_scales, b
 def test_compiled_factor_pass_is_its_numpy_twin_to_the_bit(
     n_samples, kernels, n_scales, extreme, fortran, seed
 ):
-    """DataFactors computes the factors of runs of rows in one compiled pass (exponents,
-    then NumPy's exp) where every kernel is RBF, Laplacian or delta at finite parameters,
-    else factor by factor in NumPy: the two give the same bits, ties and codes included."""
+    """DataFactors computes the factors of runs of rows and of sample blocks in one compiled
+    pass (exponents, then NumPy's exp) where every kernel is RBF, Laplacian or delta at
+    finite parameters, else factor by factor in NumPy: the two give the same bits, ties and
+    codes included."""
     from pkex_select._features import DataFactors
 
     rng = np.random.default_rng(seed)
