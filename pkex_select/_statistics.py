@@ -180,20 +180,21 @@ def _block_exponents_kernel(values, block_size, kinds, gamma):
     n_blocks = values.shape[0] // block_size
     n_upper = block_size * (block_size - 1) // 2
     exponents = np.zeros((n_blocks * n_upper, n_perm))
-    for block in range(n_blocks):
-        q = block * n_upper
-        for i in range(block_size):
-            first = values[block * block_size + i]
-            for j in range(i + 1, block_size):
-                second, row = values[block * block_size + j], exponents[q]
-                for o in range(n_outputs):
-                    kind, scale, a, b = kinds[o], -gamma[o], first[o], second[o]
-                    if kind == 1 or kind == 2:
-                        for k in range(n_perm):
-                            diff = a[k] - b[k]
-                            if diff != 0.0:
-                                row[k] += scale * (diff * diff if kind == 1 else abs(diff))
-                q += 1
+    # Output by output over all the pairs, each pair indexed in place: with one permutation
+    # (the statistic alone) a row view or a branch per pair cost more than its arithmetic.
+    for o in range(n_outputs):
+        if kinds[o] != 1 and kinds[o] != 2:
+            continue
+        squared, scale = kinds[o] == 1, -gamma[o]
+        q = 0
+        for block in range(n_blocks):
+            for i in range(block * block_size, (block + 1) * block_size):
+                for j in range(i + 1, (block + 1) * block_size):
+                    for k in range(n_perm):
+                        diff = values[i, o, k] - values[j, o, k]
+                        if diff != 0.0:
+                            exponents[q, k] += scale * (diff * diff if squared else abs(diff))
+                    q += 1
     return exponents
 
 
@@ -206,34 +207,34 @@ def _block_centring_kernel(values, block_size, kinds, gamma, matrix, use_matrix,
     n_outputs, n_perm = values.shape[1], values.shape[2]
     n_blocks = values.shape[0] // block_size
     n_upper = block_size * (block_size - 1) // 2
+    # The factors that are not exponentials (or a user's matrix), output by output.
+    for o in range(n_outputs if not use_matrix else 1):
+        kind, g = kinds[o] if not use_matrix else -1, gamma[o] if not use_matrix else 0.0
+        if kind == 1 or kind == 2:
+            continue
+        q = 0
+        for block in range(n_blocks):
+            for a in range(block * block_size, (block + 1) * block_size):
+                for b in range(a + 1, (block + 1) * block_size):
+                    for k in range(n_perm):
+                        first, second = values[a, o, k], values[b, o, k]
+                        if use_matrix:
+                            entries[q, k] = matrix[int(first), int(second)]
+                        elif first != second:
+                            diff = first - second
+                            entries[q, k] *= 0.0 if kind == 0 else 1.0 / (1.0 + g * (diff * diff))
+                    q += 1
     sums = np.empty((block_size, n_perm))
     total = np.empty(n_perm)
     for block in range(n_blocks):
-        sums[:] = 0.0
         first_pair = block * n_upper
+        sums[:] = 0.0
         q = first_pair
         for i in range(block_size):
-            first = values[block * block_size + i]
             for j in range(i + 1, block_size):
-                second, row = values[block * block_size + j], entries[q]
-                if use_matrix:
-                    for k in range(n_perm):
-                        row[k] = matrix[int(first[0, k]), int(second[0, k])]
-                else:
-                    for o in range(n_outputs):
-                        kind, g, a, b = kinds[o], gamma[o], first[o], second[o]
-                        if kind == 0:
-                            for k in range(n_perm):
-                                if a[k] != b[k]:
-                                    row[k] = 0.0
-                        elif kind == 3:
-                            for k in range(n_perm):
-                                diff = a[k] - b[k]
-                                if diff != 0.0:
-                                    row[k] *= 1.0 / (1.0 + g * (diff * diff))
                 for k in range(n_perm):
-                    sums[i, k] += row[k]
-                    sums[j, k] += row[k]
+                    sums[i, k] += entries[q, k]
+                    sums[j, k] += entries[q, k]
                 q += 1
         total[:] = 0.0
         for i in range(block_size):
@@ -246,9 +247,8 @@ def _block_centring_kernel(values, block_size, kinds, gamma, matrix, use_matrix,
         q = first_pair
         for i in range(block_size):
             for j in range(i + 1, block_size):
-                row = entries[q]
                 for k in range(n_perm):
-                    row[k] = scale * (row[k] - sums[i, k] - sums[j, k])
+                    entries[q, k] = scale * (entries[q, k] - sums[i, k] - sums[j, k])
                 q += 1
 
 
