@@ -13,7 +13,7 @@ circular cross-correlation of its values with its weights, ``sum_i phi[i] w[(i +
 and its discrete Fourier transform is ``conj(F phi) F w``. The transforms are summed over the
 diagonals and transformed back once: T at every shift in O(n^2 log n) per column, where the
 weights of B permutations gathered pair by pair and multiplied cost O(B n^2) (HSIC at
-n = 2000, d = 20: 999 shifts cost 0.57 s beyond the fit without tests, a ninth of the
+n = 2000, d = 20: 999 shifts cost 0.76 s beyond the fit without tests, an eighth of the
 products of 999 random permutations' weights alone; ``python -m
 benchmarks.scale.permutations``).
 
