@@ -164,6 +164,8 @@ sample_entries = sample_entries_numba or sample_entries_numpy
 
 
 _KERNEL_CODES = {"delta": 0, "rbf": 1, "laplacian": 2, "cauchy": 3}
+# The kind of a target given as a Gram matrix, whose entries are read at sample indices.
+_MATRIX = -1
 
 
 def _block_exponents_kernel(values, block_size, kinds, gamma):
@@ -198,18 +200,18 @@ def _block_exponents_kernel(values, block_size, kinds, gamma):
     return exponents
 
 
-def _block_centring_kernel(values, block_size, kinds, gamma, matrix, use_matrix, scale, entries):
+def _block_centring_kernel(values, block_size, kinds, gamma, matrix, scale, entries):
     """The block weights from ``entries`` (n_pairs, n_perm), in place: each pair's target
     kernel under every permutation (the exponential factors' product on entry; the other
-    factors, or with ``use_matrix`` the entries of ``matrix`` at the sample indices that
-    ``values`` then holds, are applied here), less the U-statistic's centring of its block,
-    times ``scale``. Every step runs over the permutations contiguously."""
+    factors are applied here, and a user's matrix, kind -1, is read at the sample indices
+    that ``values`` then holds), less the U-statistic's centring of its block, times
+    ``scale``. Every step runs over the permutations contiguously."""
     n_outputs, n_perm = values.shape[1], values.shape[2]
     n_blocks = values.shape[0] // block_size
     n_upper = block_size * (block_size - 1) // 2
-    # The factors that are not exponentials (or a user's matrix), output by output.
-    for o in range(n_outputs if not use_matrix else 1):
-        kind, g = kinds[o] if not use_matrix else -1, gamma[o] if not use_matrix else 0.0
+    # The factors that are not exponentials, output by output.
+    for o in range(n_outputs):
+        kind, g = kinds[o], gamma[o]
         if kind == 1 or kind == 2:
             continue
         q = 0
@@ -218,7 +220,7 @@ def _block_centring_kernel(values, block_size, kinds, gamma, matrix, use_matrix,
                 for b in range(a + 1, (block + 1) * block_size):
                     for k in range(n_perm):
                         first, second = values[a, o, k], values[b, o, k]
-                        if use_matrix:
+                        if kind == _MATRIX:
                             entries[q, k] = matrix[int(first), int(second)]
                         elif first != second:
                             diff = first - second
@@ -252,10 +254,10 @@ def _block_centring_kernel(values, block_size, kinds, gamma, matrix, use_matrix,
                 q += 1
 
 
-def block_weights(values, block_size, kinds, gamma, matrix, use_matrix, scale):
+def block_weights(values, block_size, kinds, gamma, matrix, scale):
     """Compiled twin of the NumPy block weights of :meth:`HSIC._block_weights`, as
-    (n_pairs, n_perm), from ``values`` (places of the blocks, outputs, permutations; with
-    ``use_matrix`` the sample indices).
+    (n_pairs, n_perm), from ``values`` (places of the blocks, outputs, permutations; the
+    sample indices where ``kinds`` is ``[_MATRIX]``, a user's Gram matrix ``matrix``).
 
     Three passes over a chunk's weights, each along the permutations: the exponents
     (compiled), NumPy's exp (vectorised, where a compiled loop calls the scalar exp), and
@@ -263,13 +265,9 @@ def block_weights(values, block_size, kinds, gamma, matrix, use_matrix, scale):
     permutation; one permutation at a time, with the scalar exp, 14.6 ns (``python -m
     benchmarks.scale.permutations``).
     """
-    if use_matrix:
-        n_pairs = values.shape[0] // block_size * (block_size * (block_size - 1) // 2)
-        entries = np.empty((n_pairs, values.shape[2]))
-    else:
-        entries = block_exponents_numba(values, block_size, kinds, gamma)
-        np.exp(entries, out=entries)
-    block_centring_numba(values, block_size, kinds, gamma, matrix, use_matrix, scale, entries)
+    entries = block_exponents_numba(values, block_size, kinds, gamma)
+    np.exp(entries, out=entries)
+    block_centring_numba(values, block_size, kinds, gamma, matrix, scale, entries)
     return entries
 
 
@@ -672,15 +670,16 @@ class HSIC(_GramStatistic):
         if backend != "numpy" and NUMBA:
             use_matrix = gram.matrix is not None
             matrix = gram.matrix if use_matrix else np.zeros((1, 1))
-            kinds = np.array([_KERNEL_CODES[k] for k in gram.kernels or []], dtype=np.int64)
-            gamma = np.zeros(0) if use_matrix else np.asarray(gram.gamma, dtype=np.float64)
+            codes = [_MATRIX] if use_matrix else [_KERNEL_CODES[k] for k in gram.kernels]
+            kinds = np.array(codes, dtype=np.int64)
+            gamma = np.zeros(1) if use_matrix else np.asarray(gram.gamma, dtype=np.float64)
 
             def compiled_weights(pairs):
                 # Each place of each block under every permutation, (places, outputs, n_perm).
                 places = permutations[:, pairs.members.ravel()]
                 targets = places[..., None] if use_matrix else gram.Y[places]
                 values = np.ascontiguousarray(targets.transpose(1, 2, 0), dtype=np.float64)
-                return block_weights(values, size, kinds, gamma, matrix, use_matrix, scale).T
+                return block_weights(values, size, kinds, gamma, matrix, scale).T
 
             return compiled_weights
         arguments = gram.arguments(permutations)
