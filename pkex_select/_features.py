@@ -795,11 +795,9 @@ class CentredFactors:
         """The plain (uncentred) joint kernel of each scale: the overall test compares the
         standard kernel statistic whatever the game, because the centred joint kernel lost
         power to a change of correlation (0.26 against 0.37 at d = 5, n = 100 + 100;
-        ``python -m benchmarks.power``, before 0.2). Taken from ``scales`` where the pass
-        that centred them computed it."""
-        if isinstance(scales, ChunkFactors):
-            return scales.test_joints
-        return [np.prod(Z, axis=1) for Z in self.factors(pairs)]
+        ``python -m benchmarks.power``, before 0.2). Taken from ``scales``
+        (:class:`ChunkFactors`), where the pass that centred them computed it."""
+        return scales.test_joints
 
     def __call__(self, pairs):
         scales = self.factors(pairs)

@@ -330,8 +330,9 @@ def test_compiled_factor_pass_is_its_numpy_twin_to_the_bit(
 
 
 def test_the_exact_anova_pass_takes_its_joint_kernels_from_the_centring():
-    """The ANOVA game's chunks carry the products of their plain and centred factors; they
-    equal the products computed from the factors anew."""
+    """The ANOVA game's chunks carry the products of their plain and centred factors, over
+    all pairs and within sample blocks; they equal the products computed from the factors
+    anew."""
     from pkex_select._features import CentredFactors, ChunkFactors, prepare_features
     from pkex_select._plan import AllPairs
 
@@ -341,19 +342,20 @@ def test_the_exact_anova_pass_takes_its_joint_kernels_from_the_centring():
     features = prepare_features(
         X, np.zeros(4, bool), kernel="rbf", bandwidth="median", scales="auto"
     )
-    plan = AllPairs(30, 8 * 4)
-    centred = CentredFactors.measure(plan, features.factors(), weight=0.5)
-    for chunk in plan.chunks:
-        pairs = plan.pairs(chunk)
-        scales = centred(pairs)
-        assert isinstance(scales, ChunkFactors)
-        plain = [np.prod(Z, axis=1) for Z in features.factors()(pairs)]
-        for joint, test_joint, again, Z in zip(
-            scales.joints, centred.test_joints(pairs, scales), plain, scales
-        ):
-            np.testing.assert_allclose(test_joint, again, rtol=1e-14)
-            np.testing.assert_allclose(joint, np.prod(Z, axis=1), rtol=1e-14)
-            np.testing.assert_array_equal(Z[:, 3], 1.0)
+    exact = CentredFactors.measure(AllPairs(30, 8 * 4), features.factors(), weight=0.5)
+    blocks = SampleBlocks(30, 5, 2, np.random.RandomState(0), pair_bytes=8 * 4)
+    within_blocks = CentredFactors(features.factors(), weight=0.5)  # centred per block
+    for plan, centred in ((AllPairs(30, 8 * 4), exact), (blocks, within_blocks)):
+        for pairs in map(plan.pairs, plan.chunks):
+            scales = centred(pairs)
+            assert isinstance(scales, ChunkFactors)
+            plain = [np.prod(Z, axis=1) for Z in features.factors()(pairs)]
+            for joint, test_joint, again, Z in zip(
+                scales.joints, centred.test_joints(pairs, scales), plain, scales
+            ):
+                np.testing.assert_allclose(test_joint, again, rtol=1e-14)
+                np.testing.assert_allclose(joint, np.prod(Z, axis=1), rtol=1e-14)
+                np.testing.assert_array_equal(Z[:, 3], 1.0)
 
 
 def test_numpy_backend_covers_every_path_end_to_end():
