@@ -114,7 +114,14 @@ def resolve_scales(scales, n_numeric):
 
 
 def prepare_features(
-    X, categorical, *, kernel="rbf", bandwidth="median", scales="auto", column_names=None
+    X,
+    categorical,
+    *,
+    kernel="rbf",
+    bandwidth="median",
+    scales="auto",
+    column_names=None,
+    n_jobs=None,
 ):
     """Standardise, encode and give bandwidths to the columns of X.
 
@@ -133,6 +140,8 @@ def prepare_features(
         See :func:`resolve_scales`.
     column_names : sequence of str, default=None
         Names for error messages; "column j" when None.
+    n_jobs : int, default=None
+        Threads of the numeric columns' standardisation (the same bits on any number).
 
     Returns
     -------
@@ -164,22 +173,44 @@ def prepare_features(
             raise ValueError("Input X contains NaN or infinity.")
     else:
         columns = np.asarray(X, dtype=np.float64)
+    column_bandwidths = np.ones(columns.shape[1])  # the delta kernel has no width
     if numeric.all():
-        # Standardised column by column (in Fortran order, whose sums along a column are
-        # NumPy's pairwise ones), then back in rows: one copy each way, X left as it is.
-        columns, constant = standardise(_fortran_copy(columns), in_place=True)
-        columns = np.ascontiguousarray(columns)
+        columns, constant, column_bandwidths = _standardised(columns, bandwidth, n_jobs)
     else:  # columns is the encoded copy
         constant = np.all(columns == columns[:1], axis=0)
         _warn_identifiers(columns, categorical, column_names)
         columns[:, numeric] = standardise(columns[:, numeric])[0]
+        if numeric.any():
+            column_bandwidths[numeric] = bandwidths(columns[:, numeric], bandwidth)
     kernels = tuple("delta" if is_categorical else kernel for is_categorical in categorical)
     resolved = resolve_scales(scales, int(numeric.sum()))
     prepared = PreparedFeatures(columns, kernels, None, resolved, None, constant, categorical)
-    column_bandwidths = np.ones(columns.shape[1])  # the delta kernel has no width
-    if numeric.any():
-        column_bandwidths[numeric] = bandwidths(columns[:, numeric], bandwidth)
     return with_bandwidths(prepared, column_bandwidths)
+
+
+def _standardised(columns, bandwidth, n_jobs=None):
+    """Numeric ``columns`` standardised (in a new C-ordered array), the mask of the constant
+    ones and their bandwidths by ``bandwidth``'s rule.
+
+    Each group of columns is copied into Fortran order (whose sums along a column are
+    NumPy's pairwise ones), standardised there and written back in rows; every column's
+    arithmetic is its own, so the groups run on ``n_jobs`` threads with the bits of one.
+    The fit's first piece, which nothing runs beside: 35 ms at 10^5 x 20 on one thread."""
+    n_rows, n_columns = columns.shape
+    standardised = np.empty((n_rows, n_columns))
+    constant = np.empty(n_columns, dtype=bool)
+    column_bandwidths = np.empty(n_columns)
+    groups = [slice(g[0], g[-1] + 1) for g in np.array_split(np.arange(n_columns), 4) if g.size]
+
+    def standardise_group(group):
+        part, constant[group] = standardise(_fortran_copy(columns, group), in_place=True)
+        standardised[:, group] = part
+        column_bandwidths[group] = bandwidths(part, bandwidth)
+
+    # About 20 operations per entry: the copies, the sums and the scaling.
+    for _ in run_tasks(standardise_group, groups, n_jobs, work=20 * columns.size):
+        pass
+    return standardised, constant, column_bandwidths
 
 
 def with_bandwidths(features, column_bandwidths):
@@ -205,14 +236,14 @@ class IdentifierColumnWarning(UserWarning):
     """A categorical column takes a different value in (nearly) every row."""
 
 
-def _fortran_copy(X, rows=2**16):
-    """A copy of the 2-D array X in Fortran order, ``rows`` rows at a time: NumPy's own
-    C-to-Fortran copy reads X with strides of a row, 3x slower at 10^6 x 20."""
+def _fortran_copy(X, columns=slice(None), rows=2**16):
+    """A copy of the 2-D array ``X[:, columns]`` in Fortran order, ``rows`` rows at a time:
+    NumPy's own C-to-Fortran copy reads X with strides of a row, 3x slower at 10^6 x 20."""
     if not X.flags.c_contiguous:
-        return np.array(X, order="F")
-    transposed = np.empty(X.shape[::-1])
+        return np.array(X[:, columns], order="F")
+    transposed = np.empty((len(range(X.shape[1])[columns]), X.shape[0]))
     for start in range(0, X.shape[0], rows):
-        transposed[:, start : start + rows] = X[start : start + rows].T
+        transposed[:, start : start + rows] = X[start : start + rows, columns].T
     return transposed.T
 
 

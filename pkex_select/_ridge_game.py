@@ -383,9 +383,9 @@ def drop_one_gains(
                 K += term
         return _leave_one_out(K, targets)[0]
 
-    error = error_without(None)
-    work = candidates.size * 4 * data.shape[0] ** 3  # an eigendecomposition each
-    errors = np.array(list(run_tasks(error_without, list(candidates), n_jobs, work=work)))
+    work = (candidates.size + 1) * 4 * data.shape[0] ** 3  # an eigendecomposition each
+    error, *errors = run_tasks(error_without, [None, *candidates], n_jobs, work=work)
+    errors = np.array(errors)
     if error == 0:
         return np.where(errors > 0, np.inf, 0.0)
     return errors / error - 1.0

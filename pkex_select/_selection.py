@@ -406,10 +406,11 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
                 # The additive terms wait for the ANOVA game beside; meanwhile the model's
                 # factors are built and the statistic computed (it needs no terms): after
                 # the wait it would be the fit's last piece (0.72 s against 0.80 s of wall
-                # time at 10^5 rows with n_jobs=2).
+                # time at 10^5 rows with n_jobs=2). On every worker: the one beside joins
+                # in once the ANOVA game is done, which it often is first.
                 factors = self._model_factors(aligned)
                 if n_permutations == 0 and evidence.pending():
-                    early_statistic = statistic(n_jobs=1)
+                    early_statistic = statistic(n_jobs=self.n_jobs)
             aligned, penalty = self._with_terms(features, aligned, target, memory, evidence)
         features = aligned
         start_statistic = None
@@ -472,13 +473,14 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         """The columns of ``X`` standardised and encoded for ``game``, with the bandwidths
         of its rule (the median heuristic's where the rule is alignment)."""
         bandwidth = resolve_bandwidth_rule(self.bandwidth, game)
-        return memory.cache(prepare_features)(
+        return memory.cache(prepare_features, ignore=["n_jobs"])(
             X,
             categorical,
             kernel=self.kernel,
             bandwidth="median" if bandwidth == "alignment" else bandwidth,
             scales=resolve_selection_scales(self.scales, self.value_function, game),
             column_names=column_names,
+            n_jobs=self.n_jobs,
         )
 
     def _prepare_features(self, features, target, game, memory, alignment_jobs=1):

@@ -645,6 +645,39 @@ def test_the_fortran_copy_is_a_copy_in_fortran_order():
 
     X = np.random.default_rng(0).normal(size=(1001, 7))
     for source in (X, X[::2], np.asfortranarray(X)):
-        copy = _fortran_copy(source, rows=100)
-        assert copy.flags.f_contiguous and not np.shares_memory(copy, source)
-        np.testing.assert_array_equal(copy, source)
+        for columns in (slice(None), slice(2, 5)):
+            copy = _fortran_copy(source, columns, rows=100)
+            assert copy.flags.f_contiguous and not np.shares_memory(copy, source)
+            np.testing.assert_array_equal(copy, source[:, columns])
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.integers(2, 200),
+    st.integers(1, 9),
+    st.sampled_from(["C", "F"]),
+    st.sampled_from(["median", "silverman"]),
+    st.integers(0, 2**32 - 1),
+)
+def test_numeric_columns_prepared_on_threads_keep_the_bits(n_rows, n_columns, order, rule, seed):
+    """prepare_features standardises groups of columns on n_jobs threads: the bits of
+    standardise (on Fortran-ordered columns, whose sums are pairwise) and bandwidths on all
+    columns at once, in a C-ordered array."""
+    from pkex_select import _scheduling
+    from pkex_select._features import prepare_features
+    from pkex_select._validation import standardise
+    from pkex_select.kernels import bandwidths
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_rows, n_columns)) * rng.uniform(1e-3, 1e5, n_columns)
+    X[:, rng.random(n_columns) < 0.2] = -1.5  # constant columns
+    X = np.asarray(X, order=order)
+    expected, constant = standardise(np.asfortranarray(X))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_scheduling, "MIN_PARALLEL_WORK", 0)  # threads even for tiny data
+        for n_jobs in (None, 2):
+            prepared = prepare_features(X, np.zeros(n_columns, bool), bandwidth=rule, n_jobs=n_jobs)
+            assert prepared.data.flags.c_contiguous
+            np.testing.assert_array_equal(prepared.data, expected)
+            np.testing.assert_array_equal(prepared.constant, constant)
+            np.testing.assert_array_equal(prepared.bandwidths, bandwidths(expected, rule))

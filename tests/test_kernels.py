@@ -139,3 +139,35 @@ def test_pair_factors_in_blocks_and_mapped_memory_are_the_whole_computation(kern
     np.testing.assert_array_equal(blocked, whole)
     # Shared by threads, the blocks are the same to the bit.
     np.testing.assert_array_equal(kernel_module.pair_factors(A, B, kernels, gamma, 2), whole)
+
+
+def _owner(array):
+    while isinstance(array, np.ndarray):
+        array = array.base
+    return array
+
+
+@pytest.mark.parametrize("through_libc", [True, False])
+def test_a_fresh_mapping_lives_as_long_as_an_array_on_it(through_libc, monkeypatch):
+    """The factor tensor's own mapping is writable, zeroed, and unmapped once the last view
+    of it goes (not before: a view outliving its tensor must stay readable)."""
+    import gc
+    import weakref
+
+    import pkex_select.kernels as kernel_module
+
+    if through_libc and kernel_module._LIBC is None:
+        pytest.skip("the libc path is Linux's")
+    if not through_libc:
+        monkeypatch.setattr(kernel_module, "_LIBC", None)
+    tensor = kernel_module._fresh_mapping(8 * 2**18).reshape(2**9, 2**9)
+    assert tensor.dtype == np.float64 and tensor.flags.writeable and not tensor.any()
+    view = tensor[100:]
+    owner = weakref.ref(_owner(tensor))
+    tensor[:] = 2.0
+    del tensor
+    gc.collect()
+    assert owner() is not None and view.sum() == 2.0 * view.size
+    del view
+    gc.collect()
+    assert owner() is None
