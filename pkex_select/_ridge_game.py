@@ -34,7 +34,7 @@ import scipy.linalg
 from joblib import effective_n_jobs
 
 from ._engine import point_values
-from ._integrals import feature_products
+from ._integrals import NUMBA, compile_kernel, feature_products
 from ._plan import subsample_rows
 from ._scheduling import TASK_BYTES, run_tasks
 from ._validation import outside_stacklevel
@@ -163,25 +163,58 @@ def _factor_tensor(data, kernels, gammas, mismatch_factors=None, n_jobs=None, ro
     return factors
 
 
-def _joint_kernel(data, kernels, gammas, mismatch_factors=None):
+def _joint_kernel(data, kernels, gammas, mismatch_factors=None, backend="auto"):
     """The product kernel on the rows' pairs, ``np.prod(_factor_tensor(...), axis=2)``
     equal to rounding: the exponents of the RBF and Laplacian factors are summed first, one
     exponential per pair instead of one per pair and feature (4 ms against 16 ms at 400 rows
-    and 20 features)."""
+    and 20 features), in one compiled pass over the pairs of distinct rows. Its NumPy twin
+    (``backend="numpy"``: a pass over all pairs per feature) gives the same bits in 3x the
+    time (8 ms against 2.5 ms in one run at 400 rows, d = 20)."""
     kernels = np.asarray(kernels)
     gammas = np.asarray(gammas, dtype=np.float64)
     exponential = np.isin(kernels, ("rbf", "laplacian"))
-    exponent = np.zeros((data.shape[0], data.shape[0]))
-    for j in np.flatnonzero(exponential):
-        distances = kernel_distances(np.subtract.outer(data[:, j], data[:, j]), kernels[j])
-        # Equal values keep exponent 0 for any gamma (inf * 0 would be NaN).
-        exponent += np.multiply(distances, gammas[j], out=distances, where=distances != 0)
+    columns = np.flatnonzero(exponential)
+    if backend != "numpy" and NUMBA:
+        exponent = np.empty((data.shape[0], data.shape[0]))
+        joint_exponents_numba(
+            np.ascontiguousarray(data[:, columns], dtype=np.float64),
+            kernels[columns] == "rbf",
+            gammas[columns],
+            exponent,
+        )
+    else:
+        exponent = np.zeros((data.shape[0], data.shape[0]))
+        for j in columns:
+            distances = kernel_distances(np.subtract.outer(data[:, j], data[:, j]), kernels[j])
+            # Equal values keep exponent 0 for any gamma (inf * 0 would be NaN).
+            exponent += np.multiply(distances, gammas[j], out=distances, where=distances != 0)
     K = np.exp(np.negative(exponent, out=exponent), out=exponent)
     others = np.flatnonzero(~exponential)
     if others.size:
         mismatch = None if mismatch_factors is None else np.asarray(mismatch_factors)[others]
         K *= np.prod(_factor_tensor(data[:, others], kernels[others], gammas[others], mismatch), 2)
     return K
+
+
+def _joint_exponents_kernel(rows, squared, gammas, exponent):
+    """The exponents of :func:`_joint_kernel`'s NumPy path into ``exponent`` (n_rows,
+    n_rows), each pair of distinct rows once: ``gammas[j] u_j`` summed over the columns of
+    ``rows`` in order, u = (a - b)^2 where ``squared``, else |a - b|, equal values adding
+    nothing (compiled without fast-math: the same bits)."""
+    n_rows, n_columns = rows.shape
+    for a in range(n_rows):
+        exponent[a, a] = 0.0
+        for b in range(a + 1, n_rows):
+            total = 0.0
+            for j in range(n_columns):
+                difference = rows[a, j] - rows[b, j]
+                u = difference * difference if squared[j] else abs(difference)
+                if u != 0.0:
+                    total += u * gammas[j]
+            exponent[a, b] = exponent[b, a] = total
+
+
+joint_exponents_numba = compile_kernel(_joint_exponents_kernel, fastmath=()) if NUMBA else None
 
 
 def _leave_one_out(K, targets):
@@ -576,12 +609,17 @@ def _warn_degenerate(K):
     """Warn where the joint kernel is the identity or constant over the pairs of rows: the
     ridge then memorises y or fits its mean, every feature moves it alike, and a selection
     by value is arbitrary."""
-    pairs = K[np.triu_indices(K.shape[0], k=1)]
-    if pairs.size == 0 or _DEGENERATE < pairs.min() and pairs.max() < 1.0 - _DEGENERATE:
+    n_rows = K.shape[0]
+    if n_rows < 2:
         return
-    if pairs.max() <= _DEGENERATE:
+    # Every entry off the diagonal, as a view (K is symmetric): no gather of the pairs.
+    pairs = np.ascontiguousarray(K).reshape(-1)[1:].reshape(n_rows - 1, n_rows + 1)[:, :-1]
+    smallest, largest = pairs.min(), pairs.max()
+    if _DEGENERATE < smallest and largest < 1.0 - _DEGENERATE:
+        return
+    if largest <= _DEGENERATE:
         shape = "the identity (no two rows alike: bandwidths far too small)"
-    elif pairs.min() >= 1.0 - _DEGENERATE:
+    elif smallest >= 1.0 - _DEGENERATE:
         shape = "constant (every two rows alike: bandwidths far too large)"
     else:
         return

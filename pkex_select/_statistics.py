@@ -265,8 +265,12 @@ def block_weights(values, block_size, kinds, gamma, matrix, scale):
     permutation; one permutation at a time, with the scalar exp, 14.6 ns (``python -m
     benchmarks.scale.permutations``).
     """
-    entries = block_exponents_numba(values, block_size, kinds, gamma)
-    np.exp(entries, out=entries)
+    if np.isin(kinds, (1, 2)).any():
+        entries = block_exponents_numba(values, block_size, kinds, gamma)
+        np.exp(entries, out=entries)
+    else:  # exp(0), as those passes would give: a user's matrix, class columns, Cauchy
+        n_pairs = values.shape[0] // block_size * (block_size * (block_size - 1) // 2)
+        entries = np.ones((n_pairs, values.shape[2]))
     block_centring_numba(values, block_size, kinds, gamma, matrix, scale, entries)
     return entries
 

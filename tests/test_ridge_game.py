@@ -5,6 +5,8 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.datasets import make_friedman1
 from sklearn.kernel_ridge import KernelRidge
 
@@ -12,6 +14,7 @@ from pkex_select import (
     HSICShapleySelector,
     MMDShapleyAttributor,
     ProductKernelExplainer,
+    _integrals,
     _ridge_game,
     _selection,
 )
@@ -688,6 +691,31 @@ def test_the_joint_kernel_is_the_product_of_the_factor_tensor(kernels):
     expected = np.prod(_factor_tensor(data, kernels, gammas, mismatch), axis=2)
     np.testing.assert_allclose(
         _joint_kernel(data, kernels, gammas, mismatch), expected, rtol=1e-13, atol=1e-300
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(1, 60),
+    st.lists(st.sampled_from(["rbf", "laplacian", "cauchy", "delta"]), min_size=1, max_size=6),
+    st.integers(0, 2**32 - 1),
+)
+def test_the_compiled_joint_kernel_is_its_numpy_twin(n_rows, kernels, seed):
+    """The compiled exponent pass gives the NumPy path's bits: ties, an infinite gamma and
+    gammas spanning many magnitudes included."""
+    if not _integrals.NUMBA:
+        pytest.skip("needs numba")
+    rng = np.random.default_rng(seed)
+    data = rng.standard_normal((n_rows, len(kernels))) * 10.0 ** rng.integers(-3, 4)
+    data[:: max(1, n_rows // 3)] = data[0]  # tied rows
+    delta = np.array(kernels) == "delta"
+    data[:, delta] = rng.integers(0, 3, (n_rows, delta.sum()))
+    gammas = 10.0 ** rng.uniform(-4, 3, len(kernels))
+    gammas[rng.random(len(kernels)) < 0.2] = np.inf
+    mismatch = np.where(delta, 0.25, 0.0)
+    np.testing.assert_array_equal(
+        _joint_kernel(data, kernels, gammas, mismatch),
+        _joint_kernel(data, kernels, gammas, mismatch, backend="numpy"),
     )
 
 

@@ -336,7 +336,7 @@ def test_auto_estimator_is_exact_below_a_second_of_work_and_block_above():
 
 @pytest.mark.skipif(not _integrals.NUMBA, reason="needs numba")
 @pytest.mark.parametrize(
-    "target", ["labels", "two label columns", "few values", "two outputs", "matrix"]
+    "target", ["labels", "two label columns", "few values", "two outputs", "cauchy", "matrix"]
 )
 @pytest.mark.parametrize("n", [60, 400])  # 10 and 66 blocks per partition
 def test_compiled_block_weights_match_numpy(target, n):
@@ -354,6 +354,8 @@ def test_compiled_block_weights_match_numpy(target, n):
     elif target == "two outputs":  # 60 levels: the kernel path
         gram = HSIC.target(rng.normal(size=(n, 2)), kernel="laplacian")
         gram.Y[:3] = gram.Y[3]  # ties: factor exactly 1
+    elif target == "cauchy":  # no exponential factor: no exponent pass
+        gram = HSIC.target(rng.normal(size=n), kernel="cauchy")
     else:
         values = rng.normal(size=n)
         gram = TargetGram(np.exp(-(np.subtract.outer(values, values) ** 2)))
