@@ -9,14 +9,16 @@ process per setting: *pinned* (``OMP_NUM_THREADS=1`` and threadpoolctl's limit o
 thread, set before the package loads) and *free* (nothing set: NumPy's BLAS may start a
 thread per core). Medians of ``--repeats`` fits after a warm-up fit, then the median over
 ``--rounds`` rounds, each running every case in both settings (which alternate); wall and
-CPU time. The
-ratio free / pinned of the wall time is what a user pays for the threads, and since the fit
-runs its BLAS calls on one thread it should stay near 1. The largest size runs again with
-``n_jobs=2``: its wall time against the first run's is what the second core gives. The same
-for ``alpha=0.05`` (999 permutations) at n = 2000 with ``n_jobs=1`` and ``n_jobs=2``: the
-second core helps through joblib, not through BLAS. Beside them, the machine's own ceiling
-in the same rounds: 8 independent eigendecompositions of 500 x 500 matrices (one BLAS thread
-each) on one joblib thread and on two, which is what two cores can give any fit here.
+CPU time. The ratio free / pinned of the wall time is what a user pays for the threads, and
+since the fit runs its BLAS calls on one thread it should stay near 1.
+
+The largest size runs with ``n_jobs=1`` and ``n_jobs=2`` in one process, the two fit by fit
+in turn (their order alternating): the second core's speed-up is the median of the paired
+ratios, so that the machine's drift between minutes (this shared machine moves by 20%)
+does not enter it. The same for ``alpha=0.05`` (999 circular shifts) at n = 2000, where
+the second core helps through joblib, not through BLAS, and for the machine's own ceiling:
+8 independent eigendecompositions of 500 x 500 matrices (one BLAS thread each) on one
+joblib thread and on two, which is what two cores can give any fit here.
 """
 
 import argparse
@@ -33,43 +35,61 @@ RESULTS = Path(__file__).parent / "results"
 
 
 def worker(setting, rows, repeats, options):
-    """One setting in this process: the median wall and CPU seconds of the fits."""
+    """One setting in this process: the median wall and CPU seconds of the fits of each
+    ``n_jobs`` in ``options["n_jobs"]`` (taken in turn), and the median paired ratio of the
+    first's wall time over the last's."""
     if setting == "pinned":
         os.environ["OMP_NUM_THREADS"] = "1"
         from threadpoolctl import threadpool_limits
 
         threadpool_limits(1)
+    jobs = options.pop("n_jobs")
     if options.get("ceiling"):
-        return ceiling(options["n_jobs"], repeats)
-    from sklearn.datasets import make_friedman1
+        run_once = ceiling_run()
+    else:
+        from sklearn.datasets import make_friedman1
 
-    from pkex_select import HSICShapleySelector
+        from pkex_select import HSICShapleySelector
 
-    X, y = make_friedman1(rows, 20, noise=1.0, random_state=0)
-    HSICShapleySelector(**options).fit(X[:300], y[:300])  # compile the kernels
-    walls, cpus = [], []
+        X, y = make_friedman1(rows, 20, noise=1.0, random_state=0)
+        HSICShapleySelector(**options).fit(X[:300], y[:300])  # compile the kernels
+
+        def run_once(n_jobs, seed):
+            HSICShapleySelector(random_state=seed, n_jobs=n_jobs, **options).fit(X, y)
+
+    for n_jobs in jobs:  # warm-up: thread pools, caches, the allocator
+        run_once(n_jobs, 0)
+    walls, cpus = {n: [] for n in jobs}, {n: [] for n in jobs}
     for seed in range(repeats):
-        wall, cpu = time.perf_counter(), time.process_time()
-        HSICShapleySelector(random_state=seed, **options).fit(X, y)
-        walls.append(time.perf_counter() - wall)
-        cpus.append(time.process_time() - cpu)
-    print(json.dumps({"wall": float(np.median(walls)), "cpu": float(np.median(cpus))}))
+        for n_jobs in jobs if seed % 2 == 0 else jobs[::-1]:
+            wall, cpu = time.perf_counter(), time.process_time()
+            run_once(n_jobs, seed)
+            walls[n_jobs].append(time.perf_counter() - wall)
+            cpus[n_jobs].append(time.process_time() - cpu)
+    ratios = np.array(walls[jobs[0]]) / np.array(walls[jobs[-1]])
+    print(
+        json.dumps(
+            {
+                "wall": [float(np.median(walls[n])) for n in jobs],
+                "cpu": [float(np.median(cpus[n])) for n in jobs],
+                "ratio": float(np.median(ratios)),
+            }
+        )
+    )
 
 
-def ceiling(n_jobs, repeats):
+def ceiling_run():
     """The reference: independent eigendecompositions through joblib's threads, as the fit
-    runs its independent pieces; the median wall and CPU seconds of ``repeats`` runs."""
+    runs its independent pieces; ``run(n_jobs, seed)`` runs them once."""
     from joblib import Parallel, delayed
 
     rng = np.random.default_rng(0)
     matrices = [a @ a.T for a in rng.standard_normal((8, 500, 500))]
-    walls, cpus = [], []
-    for _ in range(repeats + 1):  # the first starts the thread pool and warms the caches
-        wall, cpu = time.perf_counter(), time.process_time()
+
+    def run(n_jobs, seed):
         Parallel(n_jobs=n_jobs, backend="threading")(delayed(np.linalg.eigh)(m) for m in matrices)
-        walls.append(time.perf_counter() - wall)
-        cpus.append(time.process_time() - cpu)
-    print(json.dumps({"wall": float(np.median(walls[1:])), "cpu": float(np.median(cpus[1:]))}))
+
+    return run
 
 
 def run(setting, rows, repeats, options):
@@ -91,47 +111,55 @@ def main(argv=None):
     if args.worker:
         setting, rows, repeats, options = args.worker
         return worker(setting, int(rows), int(repeats), json.loads(options))
-    cases = [(f"default, n = {n}", n, {"n_features_to_select": 5}) for n in args.sizes]
     largest = max(args.sizes)  # the second core, through n_jobs
-    cases.append(
-        (f"default, n = {largest}, n_jobs=2", largest, {"n_features_to_select": 5, "n_jobs": 2})
-    )
-    cases += [
-        (f"alpha=0.05, n = 2000, n_jobs={jobs}", 2000, {"alpha": 0.05, "n_jobs": jobs})
-        for jobs in (1, 2)
+    cases = [
+        (
+            f"default, n = {n}",
+            n,
+            {"n_features_to_select": 5, "n_jobs": [1, 2] if n == largest else [None]},
+        )
+        for n in args.sizes
     ]
     cases += [
-        (f"reference: 8 eigendecompositions, n_jobs={jobs}", 0, {"ceiling": True, "n_jobs": jobs})
-        for jobs in (1, 2)
+        ("alpha=0.05, n = 2000", 2000, {"alpha": 0.05, "n_jobs": [1, 2]}),
+        ("reference: 8 eigendecompositions", 0, {"ceiling": True, "n_jobs": [1, 2]}),
     ]
     # Every case and both settings run in each round, the settings alternating: the
-    # machine's drift (this shared machine moves by 20% between minutes) hits them alike,
-    # and the second core's ratios compare runs of the same rounds.
+    # machine's drift hits them alike.
     runs = {(name, setting): [] for name, _, _ in cases for setting in ("pinned", "free")}
     for round_ in range(args.rounds):
         for name, n, options in cases:
             for setting in ("pinned", "free") if round_ % 2 == 0 else ("free", "pinned"):
-                runs[name, setting].append(run(setting, n, args.repeats, options))
+                runs[name, setting].append(run(setting, n, args.repeats, dict(options)))
         print(f"round {round_ + 1} of {args.rounds} done", flush=True)
-    rows = []
-    for name, _, _ in cases:
-        pinned, free = (
-            {
-                key: float(np.median([run[key] for run in runs[name, setting]]))
-                for key in ("wall", "cpu")
-            }
-            for setting in ("pinned", "free")
-        )
-        rows.append(
-            {
-                "fit": name,
-                "pinned wall (s)": f"{pinned['wall']:.2f}",
-                "pinned CPU (s)": f"{pinned['cpu']:.2f}",
-                "free wall (s)": f"{free['wall']:.2f}",
-                "free CPU (s)": f"{free['cpu']:.2f}",
-                "free / pinned wall": f"{free['wall'] / pinned['wall']:.2f}",
-            }
-        )
+    rows, speed_ups = [], []
+    for name, _, options in cases:
+        for i, n_jobs in enumerate(options["n_jobs"]):
+            pinned, free = (
+                {
+                    key: float(np.median([run[key][i] for run in runs[name, setting]]))
+                    for key in ("wall", "cpu")
+                }
+                for setting in ("pinned", "free")
+            )
+            rows.append(
+                {
+                    "fit": name if n_jobs is None else f"{name}, n_jobs={n_jobs}",
+                    "pinned wall (s)": f"{pinned['wall']:.2f}",
+                    "pinned CPU (s)": f"{pinned['cpu']:.2f}",
+                    "free wall (s)": f"{free['wall']:.2f}",
+                    "free CPU (s)": f"{free['cpu']:.2f}",
+                    "free / pinned wall": f"{free['wall'] / pinned['wall']:.2f}",
+                }
+            )
+        if len(options["n_jobs"]) == 2:
+            speed_ups.append(
+                [name]
+                + [
+                    float(np.median([run["ratio"] for run in runs[name, setting]]))
+                    for setting in ("pinned", "free")
+                ]
+            )
     write_results(
         args.out,
         "threads",
@@ -139,31 +167,20 @@ def main(argv=None):
         "The default fit with and without thread limits",
         f"friedman1, 20 features; per setting, the median over {args.rounds} rounds (each "
         "running every case in both settings, which alternate) of the median of "
-        f"{args.repeats} fits in a fresh process; "
+        f"{args.repeats} fits in a fresh process, n_jobs=1 and 2 in turn in one process; "
         "this project's 2-core machine. `python -m benchmarks.scale.threads`.",
-        records_table(rows) + "\n" + second_core_table(rows),
+        records_table(rows) + "\n" + second_core_table(speed_ups),
     )
 
 
-def second_core_table(rows):
-    """What the second core gives each fit run with ``n_jobs=2`` (its twin's wall time, with
-    ``n_jobs=1`` or without n_jobs, over its own), pinned and free."""
-    by_fit = {row["fit"]: row for row in rows}
-    table = []
-    for fit, two in by_fit.items():
-        if not fit.endswith(", n_jobs=2"):
-            continue
-        name = fit.removesuffix(", n_jobs=2")
-        one = by_fit.get(f"{name}, n_jobs=1", by_fit.get(name))
-        table.append(
-            [name]
-            + [
-                f"{float(one[f'{s} wall (s)']) / float(two[f'{s} wall (s)']):.2f}"
-                for s in ("pinned", "free")
-            ]
-        )
-    return "Speed-up from the second core (wall time with n_jobs=1 over n_jobs=2):\n\n" + (
-        markdown_table(["work", "pinned", "free"], table)
+def second_core_table(speed_ups):
+    """What the second core gives each work run with ``n_jobs=1`` and ``n_jobs=2``: rows of
+    (work, pinned, free), each the median over the rounds of the paired ratios."""
+    table = [[name, f"{pinned:.2f}", f"{free:.2f}"] for name, pinned, free in speed_ups]
+    return (
+        "Speed-up from the second core (wall time with n_jobs=1 over n_jobs=2, fit by fit "
+        "in turn; the median of the paired ratios):\n\n"
+        + markdown_table(["work", "pinned", "free"], table)
     )
 
 

@@ -240,14 +240,17 @@ def test_exact_floor_benchmark_runs(tmp_path):
 
 
 def test_threads_benchmark_runs_every_case_in_every_round(tmp_path, monkeypatch):
-    """The second core's ratios compare cases of the same rounds, not of rounds apart."""
+    """Every case runs in both settings in every round; the second core's speed-up is the
+    median over the rounds of the paired ratios."""
     from benchmarks.scale import threads
 
     calls = []
 
     def run(setting, rows, repeats, options):
         calls.append((setting, rows, str(options)))
-        return {"wall": 1.0, "cpu": 1.0}
+        jobs = len(options["n_jobs"])
+        ratio = 1.5 if setting == "pinned" else 1.25
+        return {"wall": [2.0, 1.0][:jobs], "cpu": [1.0, 1.5][:jobs], "ratio": ratio}
 
     monkeypatch.setattr(threads, "run", run)
     threads.main(["--sizes", "500", "--rounds", "2", "--repeats", "1", "--out", str(tmp_path)])
@@ -256,29 +259,23 @@ def test_threads_benchmark_runs_every_case_in_every_round(tmp_path, monkeypatch)
     assert sorted(first) == sorted(second) and len({call[1:] for call in first}) == cases
     assert [call[0] for call in first[:2]] == ["pinned", "free"]
     assert [call[0] for call in second[:2]] == ["free", "pinned"]
-    assert "| default, n = 500, n_jobs=2 | 1.00 | 1.00 |" in (tmp_path / "threads.md").read_text()
+    text = (tmp_path / "threads.md").read_text()
+    assert "| default, n = 500, n_jobs=2 | 1.00 | 1.50 | 1.00 | 1.50 | 1.00 |" in text
+    assert "| alpha=0.05, n = 2000 | 1.50 | 1.25 |" in text
 
 
-def test_threads_benchmark_reports_the_second_core_beside_the_reference(capsys):
+def test_threads_worker_takes_the_jobs_in_turn(capsys):
+    """The worker runs each n_jobs once to warm up, then the fits in turn (the order
+    alternating), and reports the median of the paired ratios."""
     import json
 
-    from benchmarks.scale.threads import ceiling, second_core_table
+    from benchmarks.scale import threads
 
-    ceiling(2, 1)
-    assert set(json.loads(capsys.readouterr().out)) == {"wall", "cpu"}
-    cases = {
-        "default, n = 1000": (2.0, 2.2),
-        "default, n = 1000, n_jobs=2": (1.0, 1.0),
-        "alpha=0.05, n = 2000, n_jobs=1": (3.0, 3.0),
-        "alpha=0.05, n = 2000, n_jobs=2": (2.0, 1.5),
-        "reference: 8 eigendecompositions, n_jobs=1": (0.2, 0.2),
-        "reference: 8 eigendecompositions, n_jobs=2": (0.1, 0.4),
-    }
-    rows = [
-        {"fit": fit, "pinned wall (s)": str(pinned), "free wall (s)": str(free)}
-        for fit, (pinned, free) in cases.items()
-    ]
-    table = second_core_table(rows)
-    assert "| default, n = 1000 | 2.00 | 2.20 |" in table
-    assert "| alpha=0.05, n = 2000 | 1.50 | 2.00 |" in table
-    assert "| reference: 8 eigendecompositions | 2.00 | 0.50 |" in table
+    threads.worker("free", 0, 3, {"ceiling": True, "n_jobs": [1, 2]})
+    result = json.loads(capsys.readouterr().out)
+    assert len(result["wall"]) == len(result["cpu"]) == 2 and result["ratio"] > 0
+    assert (
+        threads.second_core_table([["reference", 1.64, 0.5]])
+        .rstrip()
+        .endswith("| reference | 1.64 | 0.50 |")
+    )
