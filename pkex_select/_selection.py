@@ -406,11 +406,11 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
                 # The additive terms wait for the ANOVA game beside; meanwhile the model's
                 # factors are built and the statistic computed (it needs no terms): after
                 # the wait it would be the fit's last piece (0.72 s against 0.80 s of wall
-                # time at 10^5 rows with n_jobs=2). On every worker: the one beside joins
-                # in once the ANOVA game is done, which it often is first.
+                # time at 10^5 rows with n_jobs=2). On one worker: its chunks, and so its
+                # bits, are those of a fit with n_jobs=1.
                 factors = self._model_factors(aligned)
                 if n_permutations == 0 and evidence.pending():
-                    early_statistic = statistic(n_jobs=self.n_jobs)
+                    early_statistic = statistic(n_jobs=1)
             aligned, penalty = self._with_terms(features, aligned, target, memory, evidence)
         features = aligned
         start_statistic = None
