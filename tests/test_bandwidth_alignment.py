@@ -227,11 +227,26 @@ def test_the_compiled_objective_does_not_depend_on_the_number_of_threads(monkeyp
         np.testing.assert_array_equal(shared[1], alone[1])
 
 
-def test_a_fit_on_two_threads_aligns_the_same_bandwidths(monkeypatch):
+@pytest.mark.parametrize("slow_anova", [False, True])
+def test_a_fit_on_two_threads_aligns_the_same_bandwidths(monkeypatch, slow_anova):
     """n_jobs=2 shares the alignment's sweeps among threads and computes the ANOVA game and
     the statistic beside the model game. The bandwidths and the statistic are the same bit
-    for bit; the values to rounding (the explanation's chunks of rows follow the workers)."""
+    for bit; the values to rounding (the explanation's chunks of rows follow the workers).
+    With a slow ANOVA game the statistic is computed while it runs (the path a large fit
+    takes), which once chunked it by the workers and changed its last bits."""
     monkeypatch.setattr(alignment, "_MIN_PARALLEL_PAIR_FEATURES", 0)
+    if slow_anova:
+        import time
+
+        from pkex_select._selection import ShapleySelectorBase
+
+        anova_values = ShapleySelectorBase._anova_values
+
+        def slow(self, *args, **kwargs):
+            time.sleep(0.5)
+            return anova_values(self, *args, **kwargs)
+
+        monkeypatch.setattr(ShapleySelectorBase, "_anova_values", slow)
     X = rng.standard_normal((250, 6))
     y = np.abs(X[:, 0]) + X[:, 1] + 0.3 * rng.standard_normal(250)
     one = HSICShapleySelector(2, random_state=0, n_jobs=1).fit(X, y)
