@@ -16,7 +16,7 @@ import pandas as pd
 
 from ._integrals import NUMBA, compile_kernel
 from ._plan import pairs_of_rows
-from ._scheduling import run_tasks
+from ._scheduling import run_tasks, task_runs
 from ._spelling import spelled
 from ._validation import encode_labels, outside_stacklevel, standardise
 from .kernels import bandwidths, factor_of_difference, gamma_from_bandwidth, kernel_distances
@@ -810,17 +810,25 @@ class CentredFactors:
                 f"least 4 samples; got {n}. Use {spelled('value_function', 'baseline')}."
             )
 
-        def task(chunk):
-            pairs = plan.pairs(chunk)
-            sums = []
-            for Z in factors(pairs):  # the plan's pairs come in runs of rows (AllPairs)
-                total = np.zeros((n, factors.n_features))
-                add_row_sums(Z, pairs.rows, n, total)
-                sums.append(total)
-            return np.array(sums)
+        def chunk_sums(chunk):
+            # The pairs of rows start, ... (AllPairs) add only to the rows from start on.
+            start, stop = chunk
+            scales = factors(plan.pairs(chunk))
+            sums = np.zeros((len(scales), n - start, factors.n_features))
+            for Z, total in zip(scales, sums):
+                add_row_sums(Z, (0, stop - start), n - start, total)
+            return start, sums
 
-        row_sums = list(sum(run_tasks(task, plan.chunks, n_jobs), np.zeros(())))
-        return cls(factors, row_sums, weight)
+        # The chunks' sums are added one by one in the plan's order (the same bits however
+        # the chunks are shared among workers).
+        row_sums = 0.0
+        runs = task_runs(plan.chunks, 8 * n * factors.n_features, n_jobs)
+        for results in run_tasks(lambda run: [chunk_sums(c) for c in run], runs, n_jobs):
+            for start, sums in results:
+                if np.ndim(row_sums) == 0:
+                    row_sums = np.zeros((len(sums), n, factors.n_features))
+                row_sums[:, start:] += sums
+        return cls(factors, list(row_sums), weight)
 
     def test_joints(self, pairs, scales):
         """The plain (uncentred) joint kernel of each scale: the overall test compares the

@@ -358,6 +358,35 @@ def test_the_exact_anova_pass_takes_its_joint_kernels_from_the_centring():
                 np.testing.assert_array_equal(Z[:, 3], 1.0)
 
 
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_the_anova_row_sums_add_each_chunk_in_the_plans_order_on_any_number_of_workers(n_jobs):
+    """CentredFactors.measure's row sums are every sample's factors with the others; the
+    chunks' sums are added in the plan's order whether a worker takes them one by one or in
+    runs, so that they have the bits of that order's sequential sum."""
+    from pkex_select._features import CentredFactors, prepare_features
+    from pkex_select._plan import AllPairs
+
+    rng = np.random.default_rng(7)
+    n = 150
+    features = prepare_features(
+        rng.normal(size=(n, 3)), np.zeros(3, bool), kernel="rbf", scales=(0.5, 1.0)
+    )
+    factors = features.factors()
+    plan = AllPairs(n, 2**20)  # chunks of a row or two: several runs on two workers
+    assert len(plan.chunks) > 8
+    sequential = np.zeros((2, n, 3))
+    for chunk in plan.chunks:
+        pairs = plan.pairs(chunk)
+        chunk_sums = np.zeros((2, n, 3))
+        for Z, total in zip(factors(pairs), chunk_sums):  # a sample's pairs in order
+            np.add.at(total, pairs.b, Z)  # (a, b) with a before b
+            np.add.at(total, pairs.a, Z)
+        sequential += chunk_sums
+    centred = CentredFactors.measure(plan, factors, n_jobs)
+    for terms, sums in zip(centred.row_terms, sequential):
+        np.testing.assert_array_equal(terms, sums / (n - 2))
+
+
 def test_numpy_backend_covers_every_path_end_to_end():
     rng = np.random.default_rng(3)
     for path in ["exact", "one rule", "grouped", "series"]:

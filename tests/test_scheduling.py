@@ -1,5 +1,6 @@
-"""How work beside a fit's sequential chain runs (_scheduling.beside) and how the tasks'
-temporaries are allocated (_scheduling.settle_allocator)."""
+"""How work beside a fit's sequential chain runs (_scheduling.beside), how short tasks are
+cut into runs (_scheduling.task_runs) and how the tasks' temporaries are allocated
+(_scheduling.settle_allocator)."""
 
 import platform
 import subprocess
@@ -81,6 +82,24 @@ def test_tasks_on_threads_come_back_in_order_and_an_error_stops_the_rest():
     with pytest.raises(ValueError, match="task 1"):
         list(run_tasks(failing, range(100), 2))
     assert len(started) < 10  # at most two tasks per worker ran ahead of the failed one
+
+
+@pytest.mark.parametrize("n_tasks", [0, 1, 7, 100, 1001])
+@pytest.mark.parametrize("result_bytes", [1, 2**20, 2**30])
+@pytest.mark.parametrize("n_jobs", [1, 2, 3])
+def test_task_runs_keep_every_task_in_order_within_the_memory_of_a_run(
+    n_tasks, result_bytes, n_jobs
+):
+    from pkex_select._scheduling import RUN_BYTES, task_runs
+
+    tasks = list(range(n_tasks))
+    runs = task_runs(tasks, result_bytes, n_jobs)
+    assert [task for run in runs for task in run] == tasks
+    if n_jobs == 1 or result_bytes >= RUN_BYTES:
+        assert all(len(run) == 1 for run in runs)  # one task a run, as without runs
+    else:
+        assert all(len(run) * result_bytes <= RUN_BYTES for run in runs)
+        assert len(runs) >= min(n_tasks, 4 * n_jobs)
 
 
 def test_another_joblib_backend_gets_the_tasks():
