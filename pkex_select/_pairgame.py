@@ -290,18 +290,17 @@ def solve(
                 order_one.append(chunk_order_one[:, 0])
         # Every weighted sum in one matrix product: the weights (n_perm, n_pairs) are the
         # large operand, so they are read once.
-        if not summed_values:
-            statistics = (chunk_weights @ columns).T
-        else:
-            sums = (
-                pair_weights.products(pairs, columns)
-                if chunk_weights is None
-                else chunk_weights @ columns
-            )
-            statistics = sums[:, :n_scales].T
-            values = sums[:, n_scales:].reshape(len(sums), n_scales, n_features).transpose(1, 0, 2)
         extra = (np.array(pairwise), np.array(order_one)) if interaction_index else None
-        return np.asarray(values), statistics, moments, extra
+        if not summed_values:
+            return np.asarray(values), (chunk_weights @ columns).T, moments, extra
+        sums = (
+            pair_weights.products(pairs, columns)
+            if chunk_weights is None
+            else chunk_weights @ columns
+        )
+        # Split into statistics and values once summed over the chunks: the main thread adds
+        # the contiguous sums (n_perm, n_columns) in a third of the time of the split views.
+        return sums, None, moments, extra
 
     # The first draw inside the try: an interruption during it still closes the bar, so
     # the caller's message does not land on the bar's line.
@@ -314,6 +313,10 @@ def solve(
     finally:
         if progress is not None and hasattr(progress, "close"):
             progress.close()  # a bar left open by an interruption ends its line
+    if statistics is None:  # the weighted sums of each scale's joint kernel and contributions
+        n_scales = len(moments)
+        statistics = values[:, :n_scales].T
+        values = values[:, n_scales:].reshape(len(values), n_scales, -1).transpose(1, 0, 2)
     if removed is not None:
         values = values + np.array(
             [removed.diagonal_values(s, values.shape[1]) for s in range(values.shape[0])]
@@ -332,12 +335,14 @@ def solve(
 
 def _sum_chunks(results, progress, n_chunks):
     """The sums of :func:`solve`'s per-chunk results, reporting progress after each."""
-    values = statistics = moments = 0.0
-    interactions = None
-    for done, (chunk_values, chunk_statistics, chunk_moments, extra) in enumerate(results, start=1):
-        values = values + chunk_values
-        statistics = statistics + chunk_statistics
-        moments = moments + chunk_moments
+    sums, interactions = None, None
+    for done, (*chunk_sums, extra) in enumerate(results, start=1):
+        if sums is None:  # 0.0 + the first chunk's, as a sum from 0.0 (which turns -0.0 to 0.0)
+            sums = [None if chunk is None else np.add(0.0, chunk) for chunk in chunk_sums]
+        else:  # in place, in the chunks' order
+            for total, chunk in zip(sums, chunk_sums):
+                if chunk is not None:
+                    total += chunk
         if extra is not None:
             interactions = (
                 extra
@@ -346,7 +351,7 @@ def _sum_chunks(results, progress, n_chunks):
             )
         if progress is not None:
             progress(done, n_chunks)
-    return values, statistics, moments, interactions
+    return (*(sums or (0.0, 0.0, 0.0)), interactions)
 
 
 def joint_kernel_std(moments):
