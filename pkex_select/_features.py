@@ -821,11 +821,11 @@ class CentredFactors:
 
         # The chunks' sums are added one by one in the plan's order (the same bits however
         # the chunks are shared among workers).
-        row_sums = 0.0
+        row_sums = None
         runs = task_runs(plan.chunks, 8 * n * factors.n_features, n_jobs)
         for results in run_tasks(lambda run: [chunk_sums(c) for c in run], runs, n_jobs):
             for start, sums in results:
-                if np.ndim(row_sums) == 0:
+                if row_sums is None:
                     row_sums = np.zeros((len(sums), n, factors.n_features))
                 row_sums[:, start:] += sums
         return cls(factors, list(row_sums), weight)

@@ -334,7 +334,8 @@ def solve(
 
 
 def _sum_chunks(results, progress, n_chunks):
-    """The sums of :func:`solve`'s per-chunk results, reporting progress after each."""
+    """The sums of :func:`solve`'s per-chunk results (a chunk's None: none), reporting
+    progress after each."""
     sums, interactions = None, None
     for done, (*chunk_sums, extra) in enumerate(results, start=1):
         if sums is None:  # 0.0 + the first chunk's, as a sum from 0.0 (which turns -0.0 to 0.0)
