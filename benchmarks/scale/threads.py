@@ -164,10 +164,7 @@ def main(argv=None):
         if len(options["n_jobs"]) == 2:
             speed_ups.append(
                 [name]
-                + [
-                    float(np.median([run["ratio"] for run in runs[name, setting]]))
-                    for setting in ("pinned", "free")
-                ]
+                + [[run["ratio"] for run in runs[name, setting]] for setting in ("pinned", "free")]
             )
     write_results(
         args.out,
@@ -185,13 +182,18 @@ def main(argv=None):
 
 
 def second_core_table(speed_ups):
-    """What the second core gives each work run with ``n_jobs=1`` and ``n_jobs=2``: rows of
-    (work, pinned, free), each the median over the rounds of the paired ratios."""
-    table = [[name, f"{pinned:.2f}", f"{free:.2f}"] for name, pinned, free in speed_ups]
+    """What the second core gives each work run with ``n_jobs=1`` and ``n_jobs=2``, from
+    rows of (work, pinned ratios, free ratios), one ratio a round: the median over the
+    rounds and, so that the machine's drift shows, their range."""
+
+    def spread(ratios):
+        return f"{np.median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f})"
+
+    table = [[name, spread(pinned), spread(free)] for name, pinned, free in speed_ups]
     return (
         "Speed-up from the second core (wall time with n_jobs=1 over n_jobs=2, fit by fit "
-        "in turn; the median of the paired ratios):\n\n"
-        + markdown_table(["work", "pinned", "free"], table)
+        "in turn; each round's ratio is the median of its paired ones; the median over the "
+        "rounds, and their range):\n\n" + markdown_table(["work", "pinned", "free"], table)
     )
 
 
