@@ -222,28 +222,28 @@ def solve(
     """
 
     pair_weights = weights if isinstance(weights, PairWeights) else PairWeights(weights)
+    by_permutation = removed is not None and removed.by_permutation
+    # One weighting, the labels' own, and removed factors: each pair's values weighted and
+    # summed in the compiled pass (point_values). Several: the contributions once, then
+    # their products with every permutation's weights. Without removed factors the plan's
+    # series path (linear in d for factors near 1) can be far cheaper than any quadrature:
+    # at d = 10^4 the pass would take thousands of nodes per pair.
+    weighted_pass = one_weighting and removed is not None and not by_permutation
+    # The weights themselves where a game per permutation, an index or the weighted pass
+    # needs them; else only their products with the pairs' values.
+    needs_weights = by_permutation or interaction_index is not None or weighted_pass
+    # What the weights multiply: each scale's plain joint kernel, then (unless the values
+    # are weighted per permutation or in the compiled pass) its contributions.
+    summed_values = not (by_permutation or weighted_pass)
 
     def task(chunk):
         pairs = plan.pairs(chunk)
         scales = factors(pairs)
         pair_cells = None if removed is None else removed.cells.pair_cells(pairs)
-        by_permutation = removed is not None and removed.by_permutation
-        # One weighting, the labels' own, and removed factors: each pair's values weighted
-        # and summed in the compiled pass (point_values). Several: the contributions once,
-        # then their products with every permutation's weights. Without removed factors the
-        # plan's series path (linear in d for factors near 1) can be far cheaper than any
-        # quadrature: at d = 10^4 the pass would take thousands of nodes per pair.
-        weighted_pass = one_weighting and removed is not None and not by_permutation
-        # The weights themselves where a game per permutation, an index or the weighted
-        # pass needs them; else only their products with the pairs' values.
-        needs_weights = by_permutation or interaction_index is not None or weighted_pass
         chunk_weights = pair_weights(pairs) if needs_weights else None
         n_scales, (n_pairs, n_features) = len(scales), scales[0].shape
         values, moments = [], np.zeros((n_scales, 3))
         pairwise, order_one = [], []
-        # What the weights multiply: each scale's plain joint kernel, then (unless the
-        # values are weighted per permutation or in the compiled pass) its contributions.
-        summed_values = not (by_permutation or weighted_pass)
         columns = np.empty((n_pairs, n_scales * (1 + n_features) if summed_values else n_scales))
         for s, joint in enumerate(factors.test_joints(pairs, scales)):
             columns[:, s] = joint
@@ -300,23 +300,26 @@ def solve(
         )
         # Split into statistics and values once summed over the chunks: the main thread adds
         # the contiguous sums (n_perm, n_columns) in a third of the time of the split views.
-        return sums, None, moments, extra
+        return sums, moments, extra
 
     # The first draw inside the try: an interruption during it still closes the bar, so
     # the caller's message does not land on the bar's line.
     try:
         if progress is not None:
             progress(0, len(plan.chunks))
-        values, statistics, moments, interactions = _sum_chunks(
+        *totals, interactions = _sum_chunks(
             run_tasks(task, plan.chunks, n_jobs), progress, len(plan.chunks)
         )
     finally:
         if progress is not None and hasattr(progress, "close"):
             progress.close()  # a bar left open by an interruption ends its line
-    if statistics is None:  # the weighted sums of each scale's joint kernel and contributions
+    if summed_values:  # the weighted sums of each scale's joint kernel and contributions
+        sums, moments = totals
         n_scales = len(moments)
-        statistics = values[:, :n_scales].T
-        values = values[:, n_scales:].reshape(len(values), n_scales, -1).transpose(1, 0, 2)
+        statistics = sums[:, :n_scales].T
+        values = sums[:, n_scales:].reshape(len(sums), n_scales, -1).transpose(1, 0, 2)
+    else:
+        values, statistics, moments = totals
     if removed is not None:
         values = values + np.array(
             [removed.diagonal_values(s, values.shape[1]) for s in range(values.shape[0])]
@@ -334,16 +337,15 @@ def solve(
 
 
 def _sum_chunks(results, progress, n_chunks):
-    """The sums of :func:`solve`'s per-chunk results (a chunk's None: none), reporting
-    progress after each."""
+    """The sums of :func:`solve`'s per-chunk results (arrays, then the interactions or
+    None), reporting progress after each."""
     sums, interactions = None, None
     for done, (*chunk_sums, extra) in enumerate(results, start=1):
         if sums is None:  # 0.0 + the first chunk's, as a sum from 0.0 (which turns -0.0 to 0.0)
-            sums = [None if chunk is None else np.add(0.0, chunk) for chunk in chunk_sums]
+            sums = [np.add(0.0, chunk) for chunk in chunk_sums]
         else:  # in place, in the chunks' order
             for total, chunk in zip(sums, chunk_sums):
-                if chunk is not None:
-                    total += chunk
+                total += chunk
         if extra is not None:
             interactions = (
                 extra
@@ -352,7 +354,7 @@ def _sum_chunks(results, progress, n_chunks):
             )
         if progress is not None:
             progress(done, n_chunks)
-    return (*(sums or (0.0, 0.0, 0.0)), interactions)
+    return (*sums, interactions)
 
 
 def joint_kernel_std(moments):
