@@ -2,7 +2,7 @@
 
     python -m benchmarks.selection.planted [--repetitions 20] [--n-jobs 2]
 
-Three designs with d = 50 features, at n = 200, 500 and 2000:
+Four designs with d = 50 features, at n = 200, 500 and 2000:
 
 - ``even``: X is AR(1) with rho = 0.3 and y = |x_a| + 1{x_b > 0.5} + cos(2 x_c) + x_d x_e +
   0.5 x_d + N(0, 1), five relevant columns drawn at random: an even effect, a step, a
@@ -12,6 +12,9 @@ Three designs with d = 50 features, at n = 200, 500 and 2000:
 - ``blocks``: X standard normal, three near-copies (r ~ 0.9) of a signal s whose effect is
   even, a step and a pure interaction (no main effect): y = |s| + 1{x_e > 0} + x_c x_d +
   N(0, 0.25), six relevant columns.
+- ``squares``: X standard normal, two squares beside a pure interaction, y = x_a^2 + x_b^2 +
+  x_c x_d + N(0, 1.69): the ridge needs the pair only once it has rows enough to learn it,
+  and the ANOVA game at the median width barely backs it.
 
 Each method ranks the features and keeps k = the number of relevant ones. Reported per design
 and n: the recall of the relevant features at k, the share of data sets on which every
@@ -72,9 +75,16 @@ def blocks(n, rng):
     return X, y + 0.5 * rng.standard_normal(n), relevant
 
 
-DESIGNS = {"even": even, "redundant": redundant, "blocks": blocks}
+def squares(n, rng):
+    X = rng.standard_normal((n, N_FEATURES))
+    a, b, c, d = relevant = rng.choice(N_FEATURES, 4, replace=False)
+    y = X[:, a] ** 2 + X[:, b] ** 2 + X[:, c] * X[:, d]
+    return X, y + 1.3 * rng.standard_normal(n), relevant
+
+
+DESIGNS = {"even": even, "redundant": redundant, "blocks": blocks, "squares": squares}
 # The near-copies among each design's relevant columns (the first ones it returns).
-COPIES = {"even": 0, "redundant": 4, "blocks": 3}
+COPIES = {"even": 0, "redundant": 4, "blocks": 3, "squares": 0}
 
 
 def values(method, X, y, seed):
