@@ -34,13 +34,13 @@ from ._plan import subsample_rows
 from ._pvalues import CORRECTIONS
 from ._questions import question_of
 from ._ridge_game import (
-    DROP_ROWS,
     MIN_MODEL_SAMPLES,
     MODEL_GAMES,
     additive_features,
     check_penalty,
     check_rows,
     drop_one_gains,
+    drop_rows,
     dropped_categories,
     model_factors,
     model_rows,
@@ -612,19 +612,17 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         level, the largest magnitude of a negative ANOVA value (a feature y does not depend
         on has an ANOVA value about 0, of either sign; without a negative one no feature is
         unbacked), and that the ridge predicts y as well without (:func:`drop_one_gains`
-        below ``_NEEDED_GAIN`` on every row, so only up to ``DROP_ROWS`` of them: beyond, no
-        feature is unbacked); of those with a positive model value, the ``_UNBACKED_TRIES``
-        largest are tried."""
+        below ``_NEEDED_GAIN``, on the rows of :func:`drop_rows`); of those with a positive
+        model value, the ``_UNBACKED_TRIES`` largest are tried."""
         negative = anova_values[anova_values < 0]
         level = -negative.min() if negative.size else 0.0
         candidates = np.flatnonzero((model_values > 0) & (anova_values < _UNBACKED_LEVELS * level))
         candidates = candidates[np.argsort(-model_values[candidates], kind="stable")]
         candidates = np.sort(candidates[:_UNBACKED_TRIES])
         unbacked = np.zeros(model_values.shape, dtype=bool)
-        n_rows = features.data.shape[0]
-        if candidates.size == 0 or n_rows > DROP_ROWS:
+        if candidates.size == 0:
             return unbacked
-        rows = np.arange(n_rows)
+        rows = drop_rows(features.data.shape[0], self._random_state)
         gains = memory.cache(drop_one_gains, ignore=["n_jobs"])(
             features.data[rows],
             features.kernels,
