@@ -81,6 +81,18 @@ def test_shift_recall_counts_the_changed_features():
     assert len(X) == len(labels) and len(changed) == 3
 
 
+def test_planted_designs_plant_distinct_relevant_columns():
+    from benchmarks.selection import planted
+
+    for name, design in planted.DESIGNS.items():
+        X, y, relevant = design(60, np.random.default_rng(1))
+        assert X.shape == (60, planted.N_FEATURES) and y.shape == (60,)
+        assert len(set(relevant)) == len(relevant) > planted.COPIES[name]
+    X, y, (a, b, c, d) = planted.squares(60, np.random.default_rng(2))
+    signal = X[:, a] ** 2 + X[:, b] ** 2 + X[:, c] * X[:, d]
+    assert 0.5 < np.std(y - signal) < 2.0  # the noise, N(0, 1.69)
+
+
 def test_blend_reads_the_parts_the_default_blends(monkeypatch):
     from benchmarks.selection import blend, planted
     from pkex_select import _selection
