@@ -71,8 +71,8 @@ _READING = {
     "share of the ANOVA game's dependence, over 1.3:\nthe columns the model uses keep their "
     "order, and a column y depends on ranks above unrelated ones\neven where the model does not "
     "use it (a copy of a column it uses, an even effect). A column the\nANOVA game does not "
-    "back and the model predicts as well without keeps a tenth of its model share\n(the "
-    "values are scaled to add up to 1). To test which columns y depends on, use --alpha.",
+    "back keeps a tenth of its model share, unless the model predicts clearly worse\nwithout "
+    "it (the values are scaled to add up to 1). To test which columns y depends on, use --alpha.",
     "observational": "A removed feature's kernel becomes its mean, which keeps part of every "
     "feature in the empty coalition:\nthe values split what is left.",
 }

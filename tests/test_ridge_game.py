@@ -378,7 +378,7 @@ def test_rows_are_bounded_by_the_tensor_memory():
 
 def test_default_ranks_by_the_model_and_anova_games_and_tests_by_the_anova_game(monkeypatch):
     # Every model share kept (the unbacked rule is tested below).
-    monkeypatch.setattr(_selection, "_NEEDED_GAIN", -np.inf)
+    monkeypatch.setattr(_selection, "_UNBACKED_SHARE", 1.0)
     X, y = make_friedman1(300, 10, noise=0.5, random_state=0)
     selector = HSICShapleySelector(n_features_to_select=5, random_state=0).fit(X, y)
     assert selector.value_function_ == "model+anova"
@@ -432,6 +432,22 @@ def test_an_unbacked_feature_keeps_a_tenth_of_its_model_share_and_nothing_else_c
     np.testing.assert_allclose(values.sum(), 1.0, rtol=1e-12)
 
 
+def test_every_unbacked_feature_is_cut_but_those_the_check_finds_needed(monkeypatch):
+    """With no feature checked, the cut set is every feature with a positive model value
+    and an ANOVA value below _UNBACKED_LEVELS noise levels: all are cut alike, so their
+    order among themselves stays the model's."""
+    monkeypatch.setattr(_selection, "_UNBACKED_TRIES", 0)
+    X, y = make_friedman1(300, 10, noise=0.5, random_state=0)
+    values = HSICShapleySelector(random_state=0).fit(X, y).shapley_values_
+    model = HSICShapleySelector(value_function="model", random_state=0).fit(X, y).shares_
+    anova, anova_shares = _anova_shares(X, y)
+    cut = (model > 0) & (anova < _selection._UNBACKED_LEVELS * -anova[anova < 0].min())
+    assert 0 < cut.sum() < 10
+    kept = np.where(cut, _selection._UNBACKED_SHARE * model, model)
+    expected = (kept + ANOVA_SHARE * anova_shares) / (1 + ANOVA_SHARE - (model - kept).sum())
+    np.testing.assert_allclose(values, expected, rtol=1e-12, atol=1e-15)
+
+
 def test_drop_one_gains_are_the_leave_one_out_errors_without_each_feature():
     """Against the product of the other factors (with a categorical column's mismatch
     factor and an additive term) and leave-one-out errors from refits at every penalty."""
@@ -473,7 +489,7 @@ def test_the_default_ranks_copies_above_a_noise_column_the_ridge_spends_its_fit_
     noise = np.setdiff1d(np.arange(X.shape[1]), relevant)
     values = HSICShapleySelector(random_state=3).fit(X, y).shapley_values_
     assert values[relevant[:3]].min() > values[noise].max()
-    monkeypatch.setattr(_selection, "_NEEDED_GAIN", -np.inf)  # every model share kept
+    monkeypatch.setattr(_selection, "_UNBACKED_SHARE", 1.0)  # every model share kept
     kept = HSICShapleySelector(random_state=3).fit(X, y).shapley_values_
     assert kept[relevant[:3]].min() < kept[noise].max()
 

@@ -98,7 +98,7 @@ def test_blend_reads_the_parts_the_default_blends(monkeypatch):
     from pkex_select import _selection
     from pkex_select._selection import ANOVA_SHARE, ShapleySelectorBase, _positive_shares
 
-    monkeypatch.setattr(_selection, "_NEEDED_GAIN", -np.inf)  # no model share cut
+    monkeypatch.setattr(_selection, "_UNBACKED_SHARE", 1.0)  # no model share cut
     hook = ShapleySelectorBase._model_anova_values
     X, y, _ = planted.even(120, np.random.default_rng(0))
     default, model, anova = blend.default_fit(X, y, 0)
