@@ -407,6 +407,14 @@ def _anova_shares(X, y):
     )
 
 
+def _default_with_cut(model_shares, anova_shares, cut):
+    """The default's values from its two games' shares with the model shares of ``cut``
+    reduced to _UNBACKED_SHARE of themselves, scaled to add up to 1."""
+    kept = np.where(cut, _selection._UNBACKED_SHARE * model_shares, model_shares)
+    total = 1 + ANOVA_SHARE - (model_shares - kept).sum()
+    return (kept + ANOVA_SHARE * anova_shares) / total
+
+
 def test_an_unbacked_feature_keeps_a_tenth_of_its_model_share_and_nothing_else_changes():
     """The default values are the model shares, some cut to _UNBACKED_SHARE of themselves,
     plus 0.3 times the ANOVA shares, over 1.3 less what was cut (the set found by trying
@@ -419,8 +427,7 @@ def test_an_unbacked_feature_keeps_a_tenth_of_its_model_share_and_nothing_else_c
     matches = []
     for subset in range(2**10):
         dropped = (subset >> np.arange(10)) & 1 == 1
-        kept = np.where(dropped, _selection._UNBACKED_SHARE * model, model)
-        expected = (kept + ANOVA_SHARE * anova_shares) / (1 + ANOVA_SHARE - (model - kept).sum())
+        expected = _default_with_cut(model, anova_shares, dropped)
         if np.allclose(values, expected, rtol=1e-12, atol=1e-15):
             matches.append(dropped & (model > 0))
     assert matches
@@ -443,8 +450,7 @@ def test_every_unbacked_feature_is_cut_but_those_the_check_finds_needed(monkeypa
     anova, anova_shares = _anova_shares(X, y)
     cut = (model > 0) & (anova < _selection._UNBACKED_LEVELS * -anova[anova < 0].min())
     assert 0 < cut.sum() < 10
-    kept = np.where(cut, _selection._UNBACKED_SHARE * model, model)
-    expected = (kept + ANOVA_SHARE * anova_shares) / (1 + ANOVA_SHARE - (model - kept).sum())
+    expected = _default_with_cut(model, anova_shares, cut)
     np.testing.assert_allclose(values, expected, rtol=1e-12, atol=1e-15)
 
 
