@@ -30,7 +30,7 @@ from ._features import (
     with_bandwidths,
 )
 from ._interactions import INDICES
-from ._pair_evidence import pair_scores
+from ._pair_evidence import pair_dividends
 from ._plan import subsample_rows
 from ._pvalues import CORRECTIONS
 from ._questions import question_of
@@ -657,7 +657,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
 
     def _paired(self, candidates, model_values, unbacked, features, target):
         """The ``candidates`` that act on y with another feature: whose standardised pair
-        dividend (:func:`~pkex_select._pair_evidence.pair_scores`, at the ANOVA game's
+        dividend (:func:`~pkex_select._pair_evidence.pair_dividends`, at the ANOVA game's
         bandwidths) with another candidate or one of the ``_PAIR_PARTNERS`` backed features
         of largest model value reaches ``_PAIR_SCORE``."""
         backed = np.setdiff1d(np.flatnonzero((model_values > 0) & ~unbacked), candidates)
@@ -665,13 +665,14 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         members = np.concatenate([candidates, backed])
         rows = subsample_rows(features.data.shape[0], _PAIR_ROWS, self._random_state)
         anova = with_bandwidths(replace(features, scales=(1.0,)), features.bandwidths)
-        scores = pair_scores(
+        dividends, spreads = pair_dividends(
             anova.data[np.ix_(rows, members)],
             np.asarray(anova.kernels)[members],
             anova.gammas[0][members],
             self._target_gram(target, rows),
             candidates.size,
         )
+        scores = np.divide(dividends, spreads, out=np.zeros_like(dividends), where=spreads > 0)
         np.fill_diagonal(scores, -np.inf)  # a feature with itself
         return candidates[(scores >= _PAIR_SCORE).any(axis=1)]
 
