@@ -14,25 +14,36 @@ below it; ``T_ij`` itself stands far out.
 Where feature i is independent of feature j and of y, every entry of ``k~_i`` has mean 0, and
 ``T_ij`` is a degenerate sum whose spread is about ``sqrt(2 sum (k~_i k~_j l~)^2)``
 (the rows' pairs counted once each, the entries about uncorrelated): a feature's *score*
-with another is their dividend over that spread. On 4 planted designs (d = 50, 200 to 2000 rows, 15 data sets each) the scores of
+with another is their dividend over that spread. On 4 planted designs (d = 50, 200 to 2000
+rows, 15 data sets each) the scores of
 about 5000 such pairs had a standard deviation of 1.0 to 1.1 and a longer right tail (0.999
 quantile 5.2 to 5.9, largest 7.2); those of a planted pure interaction at 200 rows 6 to 20,
 at 500 rows 13 to 37.
 """
 
 import numpy as np
+from scipy import sparse
 
 from .kernels import factor_of_difference
 
 
 def _u_centred(entries, first, second, n_samples):
-    """U-centre in place the entries of a symmetric matrix with zero diagonal given on the
-    pairs ``first < second`` (each pair once)."""
-    sums = np.bincount(first, entries, n_samples) + np.bincount(second, entries, n_samples)
-    # 2 * entries.sum() is the total over the whole matrix.
-    total = 2.0 * entries.sum() / ((n_samples - 1) * (n_samples - 2))
-    entries -= (sums[first] + sums[second]) / (n_samples - 2)
-    entries += total
+    """U-centre in place symmetric matrices with zero diagonal, each row of ``entries``
+    holding one on the pairs ``first < second`` (each pair once)."""
+    n_pairs = first.size
+    # Each pair's entry adds to the sums of both its rows: one sparse product for all rows
+    # of ``entries`` (np.bincount row by row took 7 times as long).
+    incidence = sparse.csr_matrix(
+        (np.ones(2 * n_pairs), (np.tile(np.arange(n_pairs), 2), np.r_[first, second])),
+        shape=(n_pairs, n_samples),
+    )
+    sums = (incidence.T @ entries.T).T / (n_samples - 2)
+    # The total over the whole matrix is twice the entries' sum.
+    totals = 2.0 * entries.sum(axis=1) / ((n_samples - 1) * (n_samples - 2))
+    for row, row_sums, total in zip(entries, sums, totals):
+        row -= row_sums[first]
+        row -= row_sums[second]
+        row += total
     return entries
 
 
@@ -61,15 +72,19 @@ def pair_dividends(data, kernels, gammas, gram, n_first):
     if n_samples < 4:
         raise ValueError(f"U-centring needs at least 4 samples; got {n_samples}.")
     first, second = np.triu_indices(n_samples, 1)
-    # Each pair of rows once: every sum below is half the sum over a != b.
-    centred = data.T[:, first] - data.T[:, second]
-    for differences, kernel, gamma in zip(centred, kernels, gammas):
+    # The features' factors and, last, the target's Gram matrix on each pair of rows once:
+    # every sum below is half the sum over a != b.
+    columns = np.ascontiguousarray(data.T, dtype=np.float64)
+    entries = np.empty((columns.shape[0] + 1, first.size))
+    np.subtract(np.take(columns, first, axis=1), np.take(columns, second, axis=1), out=entries[:-1])
+    for differences, kernel, gamma in zip(entries, kernels, gammas):
         if kernel == "delta":
             np.equal(differences, 0.0, out=differences)
         else:
             factor_of_difference(differences, kernel, gamma)
-        _u_centred(differences, first, second, n_samples)
-    target = _u_centred(gram[first, second].astype(np.float64), first, second, n_samples)
+    entries[-1] = gram[first, second]
+    _u_centred(entries, first, second, n_samples)
+    centred, target = entries[:-1], entries[-1]
     weighted = centred[:n_first] * target
     scale = 2.0 / (n_samples * (n_samples - 3))
     dividends = scale * (weighted @ centred.T)
