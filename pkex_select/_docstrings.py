@@ -18,7 +18,9 @@ interactions : {"SII", "BII", "STII", "k-SII", "Moebius"}, default=None
     Also the pairwise interaction index, in the result's ``interaction_values``.""",
     "random_state": """\
 random_state : int, RandomState instance or None, default=None
-    Permutations and block partitions.""",
+    Permutations, block partitions and row subsamples (the selector's model game draws
+    the rows of its checks above 200 rows, so two unseeded fits can differ where a
+    feature sits at one of its bars); an int repeats the result.""",
     "n_jobs": """\
 n_jobs : int, default=None
     Parallel tasks on threads, as joblib counts ``n_jobs``.""",

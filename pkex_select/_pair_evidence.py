@@ -26,6 +26,8 @@ from scipy import sparse
 
 from .kernels import factor_of_difference
 
+__all__ = ["pair_dividends"]
+
 
 def _u_centred(entries, first, second, n_samples):
     """U-centre in place symmetric matrices with zero diagonal, each row of ``entries``
