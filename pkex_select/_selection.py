@@ -632,7 +632,8 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         of them the ``_UNBACKED_TRIES`` of largest model value are checked, and one without
         which the ridge's leave-one-out error rises by ``_NEEDED_GAIN`` or more
         (:func:`drop_one_gains`, on the rows of :func:`drop_rows`) or that acts on y with
-        another feature (:meth:`_paired`) is backed.
+        another checked feature or one of the ``_PAIR_PARTNERS`` backed features of largest
+        model value (:meth:`_paired`) is backed.
 
         Cutting only the features checked and not needed (as until 12-07) reordered those
         the ANOVA game does not back: a pure interaction the ridge of 1000 rows learnt but
@@ -646,6 +647,15 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         candidates = np.sort(candidates[:_UNBACKED_TRIES])
         if candidates.size == 0:
             return unbacked
+        backed = np.flatnonzero((model_values > 0) & ~unbacked)
+        partners = backed[np.argsort(-model_values[backed], kind="stable")][:_PAIR_PARTNERS]
+        # The pair scores (no parallel part of their own) beside the drop-one check's refits;
+        # their rows drawn here, in the order of a fit on one thread.
+        pair_rows = subsample_rows(features.data.shape[0], _PAIR_ROWS, self._random_state)
+        paired = beside(
+            lambda n_jobs: self._paired(candidates, partners, pair_rows, features, target),
+            self.n_jobs,
+        )
         rows = drop_rows(features.data.shape[0], self._random_state)
         gains = memory.cache(drop_one_gains, ignore=["n_jobs"])(
             features.data[rows],
@@ -658,18 +668,15 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             n_jobs=self.n_jobs,
         )
         unbacked[candidates[gains >= _NEEDED_GAIN]] = False
-        unbacked[self._paired(candidates, model_values, unbacked, features, target)] = False
+        unbacked[paired()] = False
         return unbacked
 
-    def _paired(self, candidates, model_values, unbacked, features, target):
+    def _paired(self, candidates, partners, rows, features, target):
         """The ``candidates`` that act on y with another feature: whose standardised pair
         dividend (:func:`~pkex_select._pair_evidence.pair_dividends`, at the ANOVA game's
-        bandwidths) with another candidate or one of the ``_PAIR_PARTNERS`` backed features
-        of largest model value reaches ``_PAIR_SCORE``."""
-        backed = np.setdiff1d(np.flatnonzero((model_values > 0) & ~unbacked), candidates)
-        backed = backed[np.argsort(-model_values[backed], kind="stable")][:_PAIR_PARTNERS]
-        members = np.concatenate([candidates, backed])
-        rows = subsample_rows(features.data.shape[0], _PAIR_ROWS, self._random_state)
+        bandwidths, on ``rows``) with another candidate or one of the ``partners`` reaches
+        ``_PAIR_SCORE``."""
+        members = np.concatenate([candidates, partners])
         anova = with_bandwidths(replace(features, scales=(1.0,)), features.bandwidths)
         dividends, spreads = pair_dividends(
             anova.data[np.ix_(rows, members)],
