@@ -14,11 +14,12 @@ below it; ``T_ij`` itself stands far out.
 Where feature i is independent of feature j and of y, every entry of ``k~_i`` has mean 0, and
 ``T_ij`` is a degenerate sum whose spread is about ``sqrt(2 sum (k~_i k~_j l~)^2)``
 (the rows' pairs counted once each, the entries about uncorrelated): a feature's *score*
-with another is their dividend over that spread. On 4 planted designs (d = 50, 200 to 2000
-rows, 15 data sets each) the scores of
-about 5000 such pairs had a standard deviation of 1.0 to 1.1 and a longer right tail (0.999
-quantile 5.2 to 5.9, largest 7.2); those of a planted pure interaction at 200 rows 6 to 20,
-at 500 rows 13 to 37.
+with another is their dividend over that spread. On the planted designs of
+``benchmarks.selection.planted`` (squares at n = 200, 500 and 2000, even and blocks at 200;
+10 to 15 data sets each, on up to 500 rows) about 5000 pairs with a feature y does not
+depend on scored with a standard deviation of 1.0 to 1.1 and a longer right tail (0.999
+quantile 5.2 to 5.9, largest 7.2); a planted pure interaction 6 to 30 at n = 200 and 13 to
+37 at 500.
 """
 
 import numpy as np

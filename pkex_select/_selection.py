@@ -190,7 +190,7 @@ _UNBACKED_SHARE = 0.1
 _UNBACKED_TRIES = 12
 # A checked feature whose standardised pair dividend with another (_pair_evidence.py)
 # reaches _PAIR_SCORE is backed: of about 5000 pairs with a feature y does not depend on the
-# largest scored 7.2 on the planted designs, a planted pure interaction 6-20 at 200 rows and
+# largest scored 7.2 on the planted designs, a planted pure interaction 6-30 at n = 200 and
 # 13-37 at 500. Scores of 6, 8 and 10 gave the planted designs the same recall but the even
 # design at n = 200 (0.930 at 6, 0.940 at 8 and 10).
 _PAIR_SCORE = 8.0

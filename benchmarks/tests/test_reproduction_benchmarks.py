@@ -270,14 +270,15 @@ def test_threads_benchmark_runs_every_case_in_every_round(tmp_path, monkeypatch)
     assert "| alpha=0.05, n = 2000 | 1.55 (1.50-1.60) | 1.30 (1.25-1.35) |" in text
 
 
-def test_threads_worker_takes_the_jobs_in_turn(capsys):
+@pytest.mark.parametrize("ceiling", ["eigh", "fft"])
+def test_threads_worker_takes_the_jobs_in_turn(capsys, ceiling):
     """The worker runs each n_jobs once to warm up, then the fits in turn (the order
     alternating), and reports the median of the paired ratios."""
     import json
 
     from benchmarks.scale import threads
 
-    threads.worker("free", 0, 3, {"ceiling": True, "n_jobs": [1, 2]})
+    threads.worker("free", 0, 3, {"ceiling": ceiling, "n_jobs": [1, 2]})
     result = json.loads(capsys.readouterr().out)
     assert len(result["wall"]) == len(result["cpu"]) == 2 and result["ratio"] > 0
     assert (
