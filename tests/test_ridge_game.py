@@ -481,9 +481,9 @@ def test_a_pure_interaction_beside_two_squares_is_backed_by_its_pair_dividend(mo
 def test_a_candidate_is_uncut_exactly_where_a_pair_score_reaches_the_bar(monkeypatch):
     """With the drop-one check never backing a feature, the cut set is every feature below
     the ANOVA bar with a positive model value but the candidates whose standardised pair
-    dividend with another candidate or a partner reaches _PAIR_SCORE; values to 1e-12. (On
-    this data set the default's model game takes an additive term the ANOVA game vouches
-    for, so its values are read from the fit, not from a fit of the model game alone.)"""
+    dividend with another candidate or a partner reaches _PAIR_SCORE; values to 1e-12. (The
+    default's model game tries set-aside features as terms by the ANOVA game's evidence, the
+    model game alone by their own, so the values are read from the fit: here they differ.)"""
     monkeypatch.setattr(_selection, "_NEEDED_GAIN", np.inf)
     found = {}
     unbacked_of, pair_dividends = ShapleySelectorBase._unbacked, _selection.pair_dividends
