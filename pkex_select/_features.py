@@ -23,6 +23,7 @@ from .kernels import bandwidths, factor_of_difference, gamma_from_bandwidth, ker
 
 __all__ = [
     "ANOVA_FULL_WEIGHT_FEATURES",
+    "add_row_sums",
     "add_row_sums_numba",
     "add_row_sums_numpy",
     "anova_weight",
@@ -32,6 +33,7 @@ __all__ = [
     "centre_blocks_numpy",
     "centre_pairs_numba",
     "centre_pairs_numpy",
+    "centre_rows",
     "centre_rows_numba",
     "centre_rows_numpy",
     "ChunkFactors",

@@ -23,43 +23,22 @@ quantile 5.2 to 5.9, largest 7.2); a planted pure interaction 6 to 30 at n = 200
 """
 
 import numpy as np
-from scipy import sparse
 
-from .kernels import factor_of_difference
+from ._features import add_row_sums, centre_rows
+from ._plan import pairs_of_rows
 
 __all__ = ["pair_dividends"]
 
 
-def _u_centred(entries, first, second, n_samples):
-    """U-centre in place symmetric matrices with zero diagonal, each row of ``entries``
-    holding one on the pairs ``first < second`` (each pair once)."""
-    n_pairs = first.size
-    # Each pair's entry adds to the sums of both its rows: one sparse product for all rows
-    # of ``entries`` (np.bincount row by row took 7 times as long).
-    incidence = sparse.csr_matrix(
-        (np.ones(2 * n_pairs), (np.tile(np.arange(n_pairs), 2), np.r_[first, second])),
-        shape=(n_pairs, n_samples),
-    )
-    sums = (incidence.T @ entries.T).T / (n_samples - 2)
-    # The total over the whole matrix is twice the entries' sum.
-    totals = 2.0 * entries.sum(axis=1) / ((n_samples - 1) * (n_samples - 2))
-    for row, row_sums, total in zip(entries, sums, totals):
-        row -= row_sums[first]
-        row -= row_sums[second]
-        row += total
-    return entries
-
-
-def pair_dividends(data, kernels, gammas, gram, n_first):
+def pair_dividends(factors, gram, n_first):
     """The ANOVA game's dividend (at ``w = 1``) of every pair of one of the first ``n_first``
     features with any feature, and its spread where the first is independent of the rest.
 
     Parameters
     ----------
-    data : ndarray of shape (n_samples, n_features)
-    kernels : sequence of str
-        Each feature's kernel factor (:data:`~pkex_select.kernels.KERNELS`).
-    gammas : ndarray of shape (n_features,)
+    factors : DataFactors
+        The features' kernel factors at one scale (``_features.DataFactors``), those of the
+        ANOVA game.
     gram : ndarray of shape (n_samples, n_samples)
         The target's Gram matrix.
     n_first : int
@@ -69,27 +48,28 @@ def pair_dividends(data, kernels, gammas, gram, n_first):
     dividends, spreads : ndarray of shape (n_first, n_features)
         Entry (i, j): the unbiased HSIC of ``k~_i k~_j`` with the target,
         ``sum_{a != b} k~_i k~_j l~ / (n (n - 3))``, and ``sqrt(2 sum_{a != b} (k~_i k~_j
-        l~)^2) / (n (n - 3))``. Entry (i, i) pairs a feature with itself.
+        l~)^2) / (n (n - 3))``; 0 for a constant feature. Entry (i, i) pairs a feature with
+        itself.
     """
-    n_samples = data.shape[0]
+    n_samples = factors.n_samples
     if n_samples < 4:
         raise ValueError(f"U-centring needs at least 4 samples; got {n_samples}.")
-    first, second = np.triu_indices(n_samples, 1)
-    # The features' factors and, last, the target's Gram matrix on each pair of rows once:
-    # every sum below is half the sum over a != b.
-    columns = np.ascontiguousarray(data.T, dtype=np.float64)
-    entries = np.empty((columns.shape[0] + 1, first.size))
-    np.subtract(np.take(columns, first, axis=1), np.take(columns, second, axis=1), out=entries[:-1])
-    for differences, kernel, gamma in zip(entries, kernels, gammas):
-        if kernel == "delta":
-            np.equal(differences, 0.0, out=differences)
-        else:
-            factor_of_difference(differences, kernel, gamma)
-    entries[-1] = gram[first, second]
-    _u_centred(entries, first, second, n_samples)
-    centred, target = entries[:-1], entries[-1]
-    weighted = centred[:n_first] * target
+    # Every pair of rows once, each sum below half the sum over a != b: the features'
+    # factors and, last, the target's Gram matrix, U-centred as the ANOVA game centres its
+    # factors (CentredFactors), here over these rows and at weight 1.
+    rows = (0, n_samples)
+    pairs = pairs_of_rows(rows, n_samples)
+    entries = np.column_stack([factors(pairs)[0], gram[pairs.a, pairs.b]])
+    sums = np.zeros((n_samples, entries.shape[1]))
+    add_row_sums(entries, rows, n_samples, sums)
+    constant = np.append(factors.constant, False)
+    row_terms = sums / (n_samples - 2)
+    total_terms = sums.sum(axis=0) / ((n_samples - 1) * (n_samples - 2))
+    centre_rows(entries, rows, n_samples, row_terms, total_terms, 1.0, constant)
+    entries -= 1.0  # 1 + k~ -> k~
+    centred, target = entries[:, :-1], entries[:, -1:]
+    weighted = centred[:, :n_first] * target
     scale = 2.0 / (n_samples * (n_samples - 3))
-    dividends = scale * (weighted @ centred.T)
-    spreads = scale * np.sqrt(np.square(weighted) @ np.square(centred).T)
+    dividends = scale * (weighted.T @ centred)
+    spreads = scale * np.sqrt(np.square(weighted).T @ np.square(centred))
     return dividends, spreads

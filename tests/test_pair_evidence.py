@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pkex_select import hsic_shapley_values
+from pkex_select._features import DataFactors
 from pkex_select._pair_evidence import pair_dividends
 from pkex_select.kernels import KERNELS, kernel_factor
 
@@ -49,7 +50,7 @@ def test_dividends_are_the_anova_games_moebius_interactions(n, d, kernels, seed)
         interactions="Moebius",
         return_result=True,
     ).interaction_values
-    dividends, spreads = pair_dividends(X, kernels, gammas, L, d)
+    dividends, spreads = pair_dividends(DataFactors(X, kernels, [gammas]), L, d)
     off = ~np.eye(d, dtype=bool)
     scale = np.abs(moebius[off]).max()
     np.testing.assert_allclose(dividends[off], moebius[off], rtol=0, atol=1e-12 * scale)
@@ -63,15 +64,20 @@ def test_dividends_are_the_anova_games_moebius_interactions(n, d, kernels, seed)
     np.testing.assert_allclose(spreads, expected, rtol=1e-12, atol=0)
 
 
-def test_only_the_first_features_are_paired_with_all():
+def test_only_the_first_features_are_paired_with_all_and_a_constant_one_with_none():
     rng = np.random.default_rng(0)
     X = rng.standard_normal((30, 6))
     L = np.exp(-(np.subtract.outer(X[:, 0], X[:, 0]) ** 2))
-    kernels, gammas = ["rbf"] * 6, np.ones(6)
-    all_pairs = pair_dividends(X, kernels, gammas, L, 6)
-    first_two = pair_dividends(X, kernels, gammas, L, 2)
+    factors = DataFactors(X, ["rbf"] * 6, [np.ones(6)])
+    all_pairs = pair_dividends(factors, L, 6)
+    first_two = pair_dividends(factors, L, 2)
     for full, part in zip(all_pairs, first_two):
         np.testing.assert_allclose(part, full[:2], rtol=1e-13)
+    # A constant feature: its centred factor is 0, and so are its dividends and spreads.
+    X[:, 3] = 1.0
+    constant = np.arange(6) == 3
+    for result in pair_dividends(DataFactors(X, ["rbf"] * 6, [np.ones(6)], constant), L, 6):
+        assert not result[:, 3].any() and not result[3].any()
 
 
 def test_scores_of_independent_features_have_unit_spread_and_an_interaction_stands_out():
@@ -81,7 +87,7 @@ def test_scores_of_independent_features_have_unit_spread_and_an_interaction_stan
     y = X[:, 0] * X[:, 1] + X[:, 2] ** 2 + rng.standard_normal(n)
     y = (y - y.mean()) / y.std()
     L = np.exp(-(np.subtract.outer(y, y) ** 2) / 2)
-    dividends, spreads = pair_dividends(X, ["rbf"] * d, np.full(d, 0.5), L, d)
+    dividends, spreads = pair_dividends(DataFactors(X, ["rbf"] * d, [np.full(d, 0.5)]), L, d)
     scores = dividends / spreads
     # The pairs of two features y does not depend on (the 37 * 36 / 2 above the diagonal).
     null = scores[3:, 3:][np.triu_indices(d - 3, 1)]
