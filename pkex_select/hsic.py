@@ -333,7 +333,10 @@ class HSICShapleySelector(ShapleySelectorBase):
 
         "model+anova": each feature's share of the model game's values plus 0.3 times its
         share of the ANOVA game's (median-heuristic bandwidths, one scale, on the model's
-        rows), scaled to add up to 1. "model": the model game's values alone, which can
+        rows), scaled to add up to 1. A feature whose ANOVA value is at the noise level
+        keeps a tenth of its model share unless the ridge predicts worse without it or the
+        ANOVA game's term of it and another feature stands out (the user guide, "Selecting
+        features: three questions, three rules"). "model": the model game's values alone, which can
         leave a redundant copy the ridge leaves out at about 0, below features y does not
         depend on.
 
