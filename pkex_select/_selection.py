@@ -218,6 +218,13 @@ def _evidence_rows(n_samples, n_features, random_state=None):
     return subsample_rows(n_samples, most, random_state)
 
 
+def _anova_features(features):
+    """The ANOVA game's features beside the model game: ``features`` (the model game's) at
+    ``features.bandwidths``, the ANOVA game's rule's (the median heuristic's where the model
+    game aligns), one scale."""
+    return with_bandwidths(replace(features, scales=(1.0,)), features.bandwidths)
+
+
 def _positive_shares(values):
     """Each value's share of the positive values' sum (0 for the others)."""
     positive = np.maximum(values, 0.0)
@@ -677,7 +684,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         bandwidths, on ``rows``) with another candidate or one of the ``partners`` reaches
         ``_PAIR_SCORE``."""
         members = np.concatenate([candidates, partners])
-        anova = with_bandwidths(replace(features, scales=(1.0,)), features.bandwidths)
+        anova = _anova_features(features)
         dividends, spreads = pair_dividends(
             DataFactors(
                 anova.data[np.ix_(rows, members)],
@@ -696,7 +703,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         """The ANOVA game's values (one scale) on the rows of :func:`_evidence_rows`;
         ``features``: the model game's from :meth:`_base_features`, whose bandwidths are
         the ANOVA game's rule's (the median heuristic's where the model game aligns)."""
-        anova = with_bandwidths(replace(features, scales=(1.0,)), features.bandwidths)
+        anova = _anova_features(features)
         rows = _evidence_rows(*features.data.shape, self._random_state)
         estimate = self.estimate_
         if renamed_estimate(self.estimate, self.estimator) == "auto":
