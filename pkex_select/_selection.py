@@ -656,8 +656,9 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             return unbacked
         backed = np.flatnonzero((model_values > 0) & ~unbacked)
         partners = backed[np.argsort(-model_values[backed], kind="stable")][:_PAIR_PARTNERS]
-        # The pair scores (no parallel part of their own) beside the drop-one check's refits;
-        # their rows drawn here, in the order of a fit on one thread.
+        # The pair scores (no parallel part of their own) beside the drop-one check's refits.
+        # Their rows are drawn here, before the check's, so that a RandomState instance is
+        # drawn from in the same order whatever n_jobs is.
         pair_rows = subsample_rows(features.data.shape[0], _PAIR_ROWS, self._random_state)
         paired = beside(
             lambda n_jobs: self._paired(candidates, partners, pair_rows, features, target),
