@@ -341,9 +341,9 @@ def _taken_in_turn(order, K, targets, trial_kernel, gain, n_jobs, known_fits=Non
     return taken, current[1]
 
 
-def _additive_trial(K, data, kernels, median_gammas, j):
-    """``K`` plus feature j's additive term (:func:`additive_terms`)."""
-    factor = _factor_tensor(data[:, [j]], [kernels[j]], median_gammas[[j]])[..., 0]
+def _additive_trial(K, data, kernels, term_gammas, j):
+    """``K`` plus feature j's additive term (:func:`additive_terms`) at ``term_gammas[j]``."""
+    factor = _factor_tensor(data[:, [j]], [kernels[j]], term_gammas[[j]])[..., 0]
     return K + ADDITIVE_WEIGHT * factor
 
 
@@ -489,16 +489,75 @@ def additive_features(
     gammas = np.asarray(gammas, dtype=np.float64)
     median_gammas = np.asarray(median_gammas, dtype=np.float64)
     order = _candidates(kernels, gammas, median_gammas, evidence)
-    additive = np.zeros(gammas.size, dtype=bool)
+    term_gammas = np.zeros(gammas.size)
     penalty = None
-    if order.size:
+    set_aside = _candidates(kernels, gammas, median_gammas)
+    if set_aside.size:
         K = _joint_kernel(data, kernels, gammas, mismatch_factors)
-        trial = partial(_additive_trial, data=data, kernels=kernels, median_gammas=median_gammas)
+    if order.size:
+        trial = partial(_additive_trial, data=data, kernels=kernels, term_gammas=median_gammas)
         gain = _ADDITIVE_GAIN if evidence is not None else _ADDITIVE_GAIN_UNVETTED
         taken, penalty = _taken_in_turn(order, K, targets, trial, gain, n_jobs, known_fits)
-        additive[taken] = True
-        penalty = penalty if len(taken) <= 1 else None
-    return (additive, penalty) if return_penalty else additive
+        term_gammas[taken] = median_gammas[taken]
+        for j in taken:
+            K = trial(K, j=j)
+    rest = np.setdiff1d(set_aside, np.flatnonzero(term_gammas))
+    if evidence is not None and rest.size and _FINER_TRIES:
+        best, scores = _finer_gammas(K, data, kernels, median_gammas, targets, rest)
+        order = rest[np.argsort(-scores, kind="stable")[:_FINER_TRIES]]
+        order = order[scores[np.searchsorted(rest, order)] >= _FINER_SCORE]
+        finer_gammas = np.zeros(gammas.size)
+        finer_gammas[rest] = best
+        trial = partial(_additive_trial, data=data, kernels=kernels, term_gammas=finer_gammas)
+        taken, finer_penalty = _taken_in_turn(
+            order, K, targets, trial, _ADDITIVE_GAIN_UNVETTED, n_jobs
+        )
+        if taken:
+            term_gammas[taken] = finer_gammas[taken]
+            penalty = finer_penalty
+    penalty = penalty if np.count_nonzero(term_gammas) <= 1 else None
+    return (term_gammas, penalty) if return_penalty else term_gammas
+
+
+# Bandwidth divisors of the finer trials, and how many set-aside features are tried so.
+_FINER_DIVISORS = (2.0, 4.0)
+_FINER_TRIES = 2
+_FINER_STEP = 2
+_FINER_SCORE = 8.0
+_FINER_POWER = {"rbf": 2.0, "cauchy": 2.0, "laplacian": 1.0}
+
+
+def _finer_gammas(K, data, kernels, median_gammas, targets, columns):
+    """For each of ``columns``: the parameter, of its bandwidth divided by each of
+    ``_FINER_DIVISORS``, at which its factor tells most about the leave-one-out residuals of
+    the ridge with kernel ``K``, and that score (the U-centred HSIC of the factor with the
+    residuals' linear kernel over its spread under independence)."""
+    rows = slice(None, None, _FINER_STEP)
+    targets = targets[rows]
+    _, penalty, (eigenvalues, eigenvectors, projected) = _leave_one_out(K[rows, rows], targets)
+    shrink = eigenvalues / (eigenvalues + penalty)
+    hat_diagonal = np.square(eigenvectors) @ shrink
+    residuals = targets - eigenvectors @ (shrink[:, None] * projected)
+    residuals /= (1.0 - hat_diagonal)[:, None]
+    target = residuals @ residuals.T
+    n = target.shape[0]
+    powers = np.array([_FINER_POWER[kernels[j]] for j in columns])
+    best = np.zeros(columns.size)
+    best_scores = np.full(columns.size, -np.inf)
+    for divisor in _FINER_DIVISORS:
+        trial = median_gammas[columns] * divisor**powers
+        factors = _factor_tensor(data[rows][:, columns], np.asarray(kernels)[columns], trial)
+        factors[np.arange(n), np.arange(n)] = 0.0
+        sums = factors.sum(axis=0)
+        factors -= sums[:, None, :] / (n - 2)
+        factors -= sums[None, :, :] / (n - 2)
+        factors += sums.sum(axis=0) / ((n - 1) * (n - 2))
+        factors[np.arange(n), np.arange(n)] = 0.0
+        weighted = factors * target[..., None]
+        scores = weighted.sum(axis=(0, 1)) / np.sqrt(2.0 * np.square(weighted).sum(axis=(0, 1)))
+        better = scores > best_scores
+        best[better], best_scores[better] = trial[better], scores[better]
+    return best, best_scores
 
 
 def set_aside_fits(pending, data, kernels, gammas, median_gammas, targets, mismatch_factors=None):

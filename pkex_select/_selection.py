@@ -560,14 +560,13 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         known_fits = {}
         if evidence is not None and evidence.pending():
             known_fits = set_aside_fits(evidence.pending, *arguments)
-        additive, penalty = memory.cache(additive_features, ignore=["n_jobs", "known_fits"])(
+        terms, penalty = memory.cache(additive_features, ignore=["n_jobs", "known_fits"])(
             *arguments,
             evidence=None if evidence is None else evidence(),
             n_jobs=self.n_jobs,
             known_fits=known_fits,
             return_penalty=True,
         )
-        terms = np.where(additive, features.gammas[0], 0.0)
         return replace(aligned, additive_gammas=terms), penalty
 
     def _model_factors(self, features):
