@@ -38,7 +38,7 @@ from ._integrals import NUMBA, compile_kernel, feature_products
 from ._plan import subsample_rows
 from ._scheduling import TASK_BYTES, run_tasks
 from ._validation import outside_stacklevel
-from .kernels import kernel_distances, pair_factors
+from .kernels import gamma_from_bandwidth, kernel_distances, pair_factors
 
 __all__ = [
     "MIN_MODEL_SAMPLES",
@@ -47,6 +47,7 @@ __all__ = [
     "additive_terms",
     "check_penalty",
     "check_rows",
+    "dependence_scores",
     "drop_one_gains",
     "drop_rows",
     "dropped_categories",
@@ -96,6 +97,13 @@ _ADDITIVE_GAIN_UNVETTED = 0.1
 # features were put back into the product (3 let a noise column above a relevant copy at
 # n = 200), and one eigendecomposition each.
 _SET_ASIDE_TRIES = 5
+# _finer_terms: the bandwidth divisors tried, the rows scored (every second of the check
+# rows), the score a column needs to be tried and the columns tried at most (one
+# eigendecomposition each). MEASUREMENTS TO FILL.
+_FINER_DIVISORS = (2.0, 4.0)
+_FINER_STEP = 2
+_FINER_SCORE = 8.0
+_FINER_TRIES = 2
 # dropped_categories keeps a categorical column only where the leave-one-out error without
 # it is more than this share above the error with it.
 _CATEGORY_GAIN = 0.01
@@ -221,17 +229,24 @@ def _leave_one_out(K, targets):
     """Kernel ridge regression's smallest exact leave-one-out mean squared error over the
     penalties, that penalty, and K's eigendecomposition (one serves every penalty)."""
     eigenvalues, eigenvectors = np.linalg.eigh(K)
-    projected = eigenvectors.T @ targets
+    decomposition = eigenvalues, eigenvectors, eigenvectors.T @ targets
     squared = np.square(eigenvectors)  # the hat matrix's diagonal at every penalty
     best_error, best_penalty = np.inf, _PENALTIES[0]
     for penalty in _PENALTIES:
-        shrink = eigenvalues / (eigenvalues + penalty)
-        hat_diagonal = squared @ shrink
-        residuals = targets - eigenvectors @ (shrink[:, None] * projected)
-        error = np.mean(np.square(residuals / (1.0 - hat_diagonal)[:, None]))
+        residuals = _held_out_residuals(targets, decomposition, squared, penalty)
+        error = np.mean(np.square(residuals))
         if error < best_error:
             best_error, best_penalty = error, penalty
-    return best_error, best_penalty, (eigenvalues, eigenvectors, projected)
+    return best_error, best_penalty, decomposition
+
+
+def _held_out_residuals(targets, decomposition, squared, penalty):
+    """The ridge's leave-one-out residuals at ``penalty``, from :func:`_leave_one_out`'s
+    ``decomposition`` of K (``squared``: its eigenvectors squared)."""
+    eigenvalues, eigenvectors, projected = decomposition
+    shrink = eigenvalues / (eigenvalues + penalty)
+    residuals = targets - eigenvectors @ (shrink[:, None] * projected)
+    return residuals / (1.0 - squared @ shrink)[:, None]
 
 
 def _ridge_weights(K, targets):
@@ -502,15 +517,9 @@ def additive_features(
         for j in taken:
             K = trial(K, j=j)
     rest = np.setdiff1d(set_aside, np.flatnonzero(term_gammas))
-    if evidence is not None and rest.size and _FINER_TRIES:
-        best, scores = _finer_gammas(K, data, kernels, median_gammas, targets, rest)
-        order = rest[np.argsort(-scores, kind="stable")[:_FINER_TRIES]]
-        order = order[scores[np.searchsorted(rest, order)] >= _FINER_SCORE]
-        finer_gammas = np.zeros(gammas.size)
-        finer_gammas[rest] = best
-        trial = partial(_additive_trial, data=data, kernels=kernels, term_gammas=finer_gammas)
-        taken, finer_penalty = _taken_in_turn(
-            order, K, targets, trial, _ADDITIVE_GAIN_UNVETTED, n_jobs
+    if evidence is not None and rest.size:
+        taken, finer_gammas, finer_penalty = _finer_terms(
+            K, data, kernels, median_gammas, targets, rest, n_jobs
         )
         if taken:
             term_gammas[taken] = finer_gammas[taken]
@@ -519,45 +528,89 @@ def additive_features(
     return (term_gammas, penalty) if return_penalty else term_gammas
 
 
-# Bandwidth divisors of the finer trials, and how many set-aside features are tried so.
-_FINER_DIVISORS = (2.0, 4.0)
-_FINER_TRIES = 2
-_FINER_STEP = 2
-_FINER_SCORE = 8.0
-_FINER_POWER = {"rbf": 2.0, "cauchy": 2.0, "laplacian": 1.0}
+def _finer_terms(K, data, kernels, median_gammas, targets, columns, n_jobs=None):
+    """The set-aside ``columns`` that enter the ridge of kernel ``K`` as terms at a finer
+    width than the median heuristic's: where the effect is finer than that width (``sin
+    6x`` over four periods), neither the ANOVA game nor a trial at it sees the feature.
 
+    The residuals of the ridge show it. On every ``_FINER_STEP``-th row, each column's
+    factor at its median-heuristic bandwidth divided by each of ``_FINER_DIVISORS`` is
+    scored against the ridge's leave-one-out residuals there (:func:`dependence_scores`);
+    the ``_FINER_TRIES`` columns of largest score, where it reaches ``_FINER_SCORE``, are
+    tried at their best width, each entering where it lowers the leave-one-out error by
+    more than ``_ADDITIVE_GAIN_UNVETTED``.
 
-def _finer_gammas(K, data, kernels, median_gammas, targets, columns):
-    """For each of ``columns``: the parameter, of its bandwidth divided by each of
-    ``_FINER_DIVISORS``, at which its factor tells most about the leave-one-out residuals of
-    the ridge with kernel ``K``, and that score (the U-centred HSIC of the factor with the
-    residuals' linear kernel over its spread under independence)."""
+    Returns
+    -------
+    taken : list of int
+    term_gammas : ndarray of shape (n_features,)
+        Each column's parameter at its best width (0 elsewhere).
+    penalty : float or None
+        The penalty of least leave-one-out error of ``K`` with the terms taken; None where
+        none was tried.
+    """
     rows = slice(None, None, _FINER_STEP)
-    targets = targets[rows]
-    _, penalty, (eigenvalues, eigenvectors, projected) = _leave_one_out(K[rows, rows], targets)
-    shrink = eigenvalues / (eigenvalues + penalty)
-    hat_diagonal = np.square(eigenvectors) @ shrink
-    residuals = targets - eigenvectors @ (shrink[:, None] * projected)
-    residuals /= (1.0 - hat_diagonal)[:, None]
-    target = residuals @ residuals.T
-    n = target.shape[0]
-    powers = np.array([_FINER_POWER[kernels[j]] for j in columns])
-    best = np.zeros(columns.size)
+    subsample = targets[rows]
+    _, penalty, decomposition = _leave_one_out(K[rows, rows], subsample)
+    squared = np.square(decomposition[1])
+    residuals = _held_out_residuals(subsample, decomposition, squared, penalty)
+    kernels = np.asarray(kernels)
+    term_gammas = np.zeros(median_gammas.size)
     best_scores = np.full(columns.size, -np.inf)
     for divisor in _FINER_DIVISORS:
-        trial = median_gammas[columns] * divisor**powers
-        factors = _factor_tensor(data[rows][:, columns], np.asarray(kernels)[columns], trial)
-        factors[np.arange(n), np.arange(n)] = 0.0
-        sums = factors.sum(axis=0)
-        factors -= sums[:, None, :] / (n - 2)
-        factors -= sums[None, :, :] / (n - 2)
-        factors += sums.sum(axis=0) / ((n - 1) * (n - 2))
-        factors[np.arange(n), np.arange(n)] = 0.0
-        weighted = factors * target[..., None]
-        scores = weighted.sum(axis=(0, 1)) / np.sqrt(2.0 * np.square(weighted).sum(axis=(0, 1)))
+        # The parameter of each column's bandwidth over the divisor.
+        narrower = [
+            gamma_from_bandwidth(k, 1.0 / divisor) / gamma_from_bandwidth(k, 1.0)
+            for k in kernels[columns]
+        ]
+        trial_gammas = median_gammas[columns] * np.array(narrower)
+        factors = _factor_tensor(data[rows][:, columns], kernels[columns], trial_gammas)
+        scores = dependence_scores(factors, residuals)
         better = scores > best_scores
-        best[better], best_scores[better] = trial[better], scores[better]
-    return best, best_scores
+        term_gammas[columns[better]], best_scores[better] = trial_gammas[better], scores[better]
+    order = columns[np.argsort(-best_scores, kind="stable")[:_FINER_TRIES]]
+    order = order[best_scores[np.searchsorted(columns, order)] >= _FINER_SCORE]
+    if order.size == 0:
+        return [], term_gammas, None
+    trial = partial(_additive_trial, data=data, kernels=kernels, term_gammas=term_gammas)
+    taken, penalty = _taken_in_turn(order, K, targets, trial, _ADDITIVE_GAIN_UNVETTED, n_jobs)
+    return taken, term_gammas, penalty
+
+
+def dependence_scores(factors, residuals):
+    """Each factor's U-centred HSIC with the residuals' linear kernel over its spread where
+    the two are independent, as ``_pair_evidence`` scores a pair:
+
+        sum_{a != b} k~(a, b) r_a . r_b / sqrt(2 sum_{a != b} (k~(a, b) r_a . r_b)^2),
+
+    with ``k~`` the factor's U-centred Gram matrix (Szekely and Rizzo).
+
+    Parameters
+    ----------
+    factors : ndarray of shape (n_rows, n_rows, n_factors)
+        Kernel factors of every pair of rows (a copy is centred).
+    residuals : ndarray of shape (n_rows, n_outputs)
+
+    Returns
+    -------
+    ndarray of shape (n_factors,)
+        0 for a factor constant off the diagonal.
+    """
+    n_rows = factors.shape[0]
+    if n_rows < 4:
+        raise ValueError(f"U-centring needs at least 4 rows; got {n_rows}.")
+    diagonal = np.arange(n_rows)
+    centred = factors.copy()
+    centred[diagonal, diagonal] = 0.0
+    sums = centred.sum(axis=0)
+    centred -= sums[:, None, :] / (n_rows - 2)
+    centred -= sums[None, :, :] / (n_rows - 2)
+    centred += sums.sum(axis=0) / ((n_rows - 1) * (n_rows - 2))
+    centred[diagonal, diagonal] = 0.0
+    centred *= (residuals @ residuals.T)[..., None]
+    spreads = np.sqrt(2.0 * np.square(centred).sum(axis=(0, 1)))
+    totals = centred.sum(axis=(0, 1))
+    return np.divide(totals, spreads, out=np.zeros_like(totals), where=spreads > 0)
 
 
 def set_aside_fits(pending, data, kernels, gammas, median_gammas, targets, mismatch_factors=None):

@@ -202,6 +202,12 @@ def _additive_design(seed=2):
     return X, ["rbf"] * 8, aligned, np.full(8, 0.5), targets
 
 
+def _at_median(median, columns):
+    """additive_features' answer where ``columns`` enter at their median-heuristic
+    parameters (``median``) and no other feature enters."""
+    return np.where(np.isin(np.arange(median.size), columns), median, 0.0)
+
+
 def _gains_as_term_and_in_product(X, kernels, aligned, median, targets, j):
     """Feature j's leave-one-out gains: as a term added to the aligned kernel, and with its
     factor multiplied into it."""
@@ -222,21 +228,22 @@ def test_even_effects_enter_as_terms_where_the_product_would_not_take_them_and_n
     as_term, in_product = _gains_as_term_and_in_product(X, kernels, aligned, median, targets, 2)
     assert in_product < 0.0 < 0.02 < as_term
     evidence = np.ones(8)  # the ANOVA game's: the five first candidates are tried, at 2%
-    additive = additive_features(X, kernels, aligned, median, targets, evidence=evidence)
-    assert additive.tolist() == [j in (2, 3) for j in range(8)]
+    terms = additive_features(X, kernels, aligned, median, targets, evidence=evidence)
+    np.testing.assert_array_equal(terms, _at_median(median, [2, 3]))
     # Without it every candidate is tried, at 10%: |x2| (5%) stays out.
     unvetted = additive_features(X, kernels, aligned, median, targets)
-    assert unvetted.tolist() == [j == 3 for j in range(8)]
+    np.testing.assert_array_equal(unvetted, _at_median(median, [3]))
     assert not additive_features(X, kernels, median, median, targets).any()  # none set aside
 
 
 @pytest.mark.parametrize("n_jobs", [None, 2])
-def test_the_trials_penalty_is_the_check_penalty_of_the_kernel_they_end_with(n_jobs):
+def test_the_trials_penalty_is_the_check_penalty_of_the_kernel_they_end_with(n_jobs, monkeypatch):
     """additive_features(return_penalty=True) gives check_penalty's penalty of the kernel
     with the terms taken, to the bit, where at most one was taken; with two, None."""
+    monkeypatch.setattr(_ridge_game, "_FINER_TRIES", 0)  # the trials at the median width
     X, kernels, aligned, median, targets = _additive_design()
     for evidence, taken in ((None, [3]), (np.ones(8), [2, 3])):
-        additive, penalty = additive_features(
+        terms, penalty = additive_features(
             X,
             kernels,
             aligned,
@@ -246,8 +253,7 @@ def test_the_trials_penalty_is_the_check_penalty_of_the_kernel_they_end_with(n_j
             n_jobs=n_jobs,
             return_penalty=True,
         )
-        assert np.flatnonzero(additive).tolist() == taken
-        terms = np.where(additive, median, 0.0)
+        np.testing.assert_array_equal(terms, _at_median(median, taken))
         expected = check_penalty(X, kernels, aligned, targets, None, terms)
         assert penalty == (expected if len(taken) == 1 else None)
     # None taken: the aligned kernel's own penalty.
@@ -629,16 +635,17 @@ def test_a_set_aside_feature_the_ridge_needs_enters_as_a_term_and_noise_does_not
     targets = ridge_targets(((y - y.mean()) / y.std())[:, None], ["rbf"])
     median = np.full(8, 0.5)
     aligned = np.r_[0.3, np.full(7, 0.5 * np.exp(-6.0))]  # all but x0 set aside
-    taken = additive_features(X, ["rbf"] * 8, aligned, median, targets)
-    assert taken.tolist() == [False, True] + [False] * 6
+    terms = additive_features(X, ["rbf"] * 8, aligned, median, targets)
+    np.testing.assert_array_equal(terms, _at_median(median, [1]))
     nothing_set_aside = additive_features(X, ["rbf"] * 8, median, median, targets)
     assert not nothing_set_aside.any()
 
 
-def test_only_the_five_candidates_of_most_evidence_are_tried():
+def test_only_the_five_candidates_of_most_evidence_are_tried(monkeypatch):
     """With the ANOVA game's values, a set-aside feature without positive evidence, or
     outside the five of most evidence, is not tried, even one the ridge would take; the
     others are decided as without evidence."""
+    monkeypatch.setattr(_ridge_game, "_FINER_TRIES", 0)  # the trials at the median width
     rng = np.random.default_rng(8)
     X = rng.normal(size=(300, 8))
     y = X[:, 0] + np.sin(3 * X[:, 1]) + np.cos(2 * X[:, 2]) + np.sin(3 * X[:, 5])
@@ -646,14 +653,14 @@ def test_only_the_five_candidates_of_most_evidence_are_tried():
     median = np.full(8, 0.5)
     aligned = np.r_[0.3, 0.5 * np.exp(-np.linspace(4.0, 8.0, 7))]
     every = additive_features(X, ["rbf"] * 8, aligned, median, targets)
-    assert every.tolist() == [False, True, True, False, False, True, False, False]
+    np.testing.assert_array_equal(every, _at_median(median, [1, 2, 5]))
 
     def additive_with(evidence):
         return additive_features(X, ["rbf"] * 8, aligned, median, targets, evidence=evidence)
 
     np.testing.assert_array_equal(additive_with(np.ones(8)), every)
     no_evidence_for_x5 = additive_with(np.array([9.0, 3, 2, 1, 1, 0, 1, 1]))
-    assert no_evidence_for_x5.tolist() == [False, True, True] + [False] * 5
+    np.testing.assert_array_equal(no_evidence_for_x5, _at_median(median, [1, 2]))
     # x5 sixth of the seven candidates by evidence (x0 is not one: it is not set aside).
     assert not additive_with(np.array([0.0, 7, 6, 5, 4, 2, 3, 1]))[5]
     assert additive_with(np.array([0.0, 7, 6, 5, 4, 3, 2, 1]))[5]
@@ -670,15 +677,16 @@ def test_trials_in_batches_answer_as_one_by_one(n_jobs):
     median = np.full(8, 0.5)
     aligned = np.r_[0.3, 0.5 * np.exp(-np.linspace(4.0, 8.0, 7))]  # all but x0 set aside
     one_by_one = additive_features(X, ["rbf"] * 8, aligned, median, targets)
-    assert one_by_one[[1, 2, 5]].all() and not one_by_one[[0, 3, 4, 6, 7]].any()
+    np.testing.assert_array_equal(one_by_one, _at_median(median, [1, 2, 5]))
     batched = additive_features(X, ["rbf"] * 8, aligned, median, targets, n_jobs=n_jobs)
     np.testing.assert_array_equal(batched, one_by_one)
 
 
-def test_fits_computed_while_waiting_give_the_same_terms_and_are_not_computed_again():
+def test_fits_computed_while_waiting_give_the_same_terms_and_are_not_computed_again(monkeypatch):
     """set_aside_fits (the wait for the ANOVA game) fits the aligned kernel
     and the set-aside trials most widened first while pending() holds; additive_features
     takes them as given, so the answer is the one computed without them."""
+    monkeypatch.setattr(_ridge_game, "_FINER_TRIES", 0)  # the trials at the median width
     rng = np.random.default_rng(8)
     X = rng.normal(size=(300, 8))
     y = X[:, 0] + np.sin(3 * X[:, 1]) + np.cos(2 * X[:, 2]) + np.sin(3 * X[:, 5])
@@ -702,9 +710,8 @@ def test_fits_computed_while_waiting_give_the_same_terms_and_are_not_computed_ag
     only_x3 = np.eye(8)[3]
     assert not additive_features(*arguments, evidence=only_x3).any()
     made_up = {None: (1.0, 0.1), 3: (0.5, 0.01)}
-    assert additive_features(*arguments, evidence=only_x3, known_fits=made_up).tolist() == [
-        j == 3 for j in range(8)
-    ]
+    made_up_terms = additive_features(*arguments, evidence=only_x3, known_fits=made_up)
+    np.testing.assert_array_equal(made_up_terms, _at_median(median, [3]))
 
 
 def test_planted_non_monotone_effects_are_ranked_on_top():
