@@ -20,7 +20,8 @@ term of its own added to the product kernel where that lowers the ridge's leave-
 error by more than 2% (:func:`additive_features`): an even effect (``|x|``, ``cos 2x``)
 beside others, which the product kernel cannot take without making every other feature
 more local. A term of feature j alone moves only j's Shapley value, by its own part of the
-fit.
+fit. An effect finer than the median heuristic's width (``sin 6x`` over four periods) is
+tried at half or a quarter of it, where the ridge's residuals show it (:func:`_finer_terms`).
 
 A feature the model ignores gets 0; no value is negative, so shares compare directly.
 """
@@ -104,6 +105,7 @@ _FINER_DIVISORS = (2.0, 4.0)
 _FINER_STEP = 2
 _FINER_SCORE = 8.0
 _FINER_TRIES = 2
+_FINER_CHUNK = 16
 # dropped_categories keeps a categorical column only where the leave-one-out error without
 # it is more than this share above the error with it.
 _CATEGORY_GAIN = 0.01
@@ -493,9 +495,14 @@ def additive_features(
     by one (:func:`_taken_in_turn`). ``known_fits`` (from :func:`set_aside_fits` on the
     same arguments) are leave-one-out fits computed before, which are not computed again.
 
+    With ``evidence``, a set-aside feature not taken may then enter at a finer width
+    (:func:`_finer_terms`).
+
     Returns
     -------
-    additive : ndarray of bool of shape (n_features,)
+    additive_gammas : ndarray of shape (n_features,)
+        Each feature's term's kernel parameter (its median-heuristic one, or a finer one),
+        0 for a feature without a term.
     penalty : float or None
         With ``return_penalty``: :func:`check_penalty` of these rows with the terms taken,
         where the trials found it: with at most one term taken (with two, the terms are
@@ -564,8 +571,17 @@ def _finer_terms(K, data, kernels, median_gammas, targets, columns, n_jobs=None)
             for k in kernels[columns]
         ]
         trial_gammas = median_gammas[columns] * np.array(narrower)
-        factors = _factor_tensor(data[rows][:, columns], kernels[columns], trial_gammas)
-        scores = dependence_scores(factors, residuals)
+        # A few columns' factors at a time: all of them would take 32 MB at d = 100.
+        chunks = np.array_split(np.arange(columns.size), -(-columns.size // _FINER_CHUNK))
+        scores = np.concatenate(
+            [
+                dependence_scores(
+                    _factor_tensor(data[rows][:, columns[c]], kernels[columns[c]], trial_gammas[c]),
+                    residuals,
+                )
+                for c in chunks
+            ]
+        )
         better = scores > best_scores
         term_gammas[columns[better]], best_scores[better] = trial_gammas[better], scores[better]
     order = columns[np.argsort(-best_scores, kind="stable")[:_FINER_TRIES]]
@@ -600,6 +616,8 @@ def dependence_scores(factors, residuals):
     if n_rows < 4:
         raise ValueError(f"U-centring needs at least 4 rows; got {n_rows}.")
     diagonal = np.arange(n_rows)
+    # Rounding would leave a constant factor's centred entries at about 1e-16, not 0.
+    constant = np.ptp(factors[~np.eye(n_rows, dtype=bool)], axis=0) == 0
     centred = factors.copy()
     centred[diagonal, diagonal] = 0.0
     sums = centred.sum(axis=0)
@@ -610,7 +628,7 @@ def dependence_scores(factors, residuals):
     centred *= (residuals @ residuals.T)[..., None]
     spreads = np.sqrt(2.0 * np.square(centred).sum(axis=(0, 1)))
     totals = centred.sum(axis=(0, 1))
-    return np.divide(totals, spreads, out=np.zeros_like(totals), where=spreads > 0)
+    return np.divide(totals, spreads, out=np.zeros_like(totals), where=~constant & (spreads > 0))
 
 
 def set_aside_fits(pending, data, kernels, gammas, median_gammas, targets, mismatch_factors=None):

@@ -543,7 +543,8 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
     def _with_terms(self, features, aligned, target, memory, evidence=None):
         """``aligned`` (from :meth:`_prepare_features` in the model game, aligned) with the
         features the alignment set aside that the ridge predicts better with as terms of
-        their own (``additive_gammas``, at their parameters in ``features``), and the
+        their own (``additive_gammas``: at their parameters in ``features``, or at a finer
+        width where the ridge's residuals show an effect finer than that), and the
         ridge's penalty where the trials found it (:func:`additive_features`; else None).
         ``evidence``: a function returning the ANOVA game's values, which choose the
         features tried."""

@@ -42,6 +42,7 @@ from pkex_select._ridge_game import (
 )
 from pkex_select._selection import _EVIDENCE_WORK, ANOVA_SHARE, ShapleySelectorBase
 from pkex_select._statistics import HSIC
+from pkex_select.kernels import bandwidths, gamma_from_bandwidth
 from tests.references import general_coalition_values, shapley_from_coalition_values
 
 
@@ -639,6 +640,109 @@ def test_a_set_aside_feature_the_ridge_needs_enters_as_a_term_and_noise_does_not
     np.testing.assert_array_equal(terms, _at_median(median, [1]))
     nothing_set_aside = additive_features(X, ["rbf"] * 8, median, median, targets)
     assert not nothing_set_aside.any()
+
+
+def _centred_products(factor, residuals):
+    """The terms of dependence_scores for one factor from their definition, pair by pair:
+    its U-centred entries (Szekely and Rizzo) times r_a . r_b, over a != b."""
+    n_rows = factor.shape[0]
+    k = factor.copy()
+    np.fill_diagonal(k, 0.0)
+    row_sums, total = k.sum(axis=1), k.sum()
+    return np.array(
+        [
+            (
+                k[a, b]
+                - (row_sums[a] + row_sums[b]) / (n_rows - 2)
+                + total / ((n_rows - 1) * (n_rows - 2))
+            )
+            * (residuals[a] @ residuals[b])
+            for a in range(n_rows)
+            for b in range(n_rows)
+            if a != b
+        ]
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n_rows=st.integers(4, 9),
+    n_factors=st.integers(1, 3),
+    n_outputs=st.integers(1, 2),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_dependence_scores_are_the_unbiased_hsic_over_its_spread(
+    n_rows, n_factors, n_outputs, seed
+):
+    """Equal to their definition to 1e-12, its sum n (n - 3) times the unbiased HSIC of the
+    factor with the residuals' linear kernel (Song et al., JMLR 13, 2012, eq. 5); a
+    constant factor scores 0."""
+    rng = np.random.default_rng(seed)
+    points = rng.normal(size=(n_rows, n_factors))
+    factors = np.exp(-np.square(points[:, None, :] - points[None, :, :]))
+    residuals = rng.normal(size=(n_rows, n_outputs))
+    scores = _ridge_game.dependence_scores(factors, residuals)
+    L = residuals @ residuals.T
+    np.fill_diagonal(L, 0.0)
+    ones = np.ones(n_rows)
+    for j in range(n_factors):
+        terms = _centred_products(factors[..., j], residuals)
+        assert scores[j] == pytest.approx(
+            terms.sum() / np.sqrt(2.0 * np.square(terms).sum()), rel=1e-12, abs=1e-14
+        )
+        K = factors[..., j].copy()
+        np.fill_diagonal(K, 0.0)
+        unbiased = (
+            np.trace(K @ L)
+            + (ones @ K @ ones) * (ones @ L @ ones) / ((n_rows - 1) * (n_rows - 2))
+            - 2.0 / (n_rows - 2) * (ones @ K @ L @ ones)
+        ) / (n_rows * (n_rows - 3))
+        if n_rows > 4:
+            scale = np.abs(terms).sum()
+            assert terms.sum() == pytest.approx(
+                n_rows * (n_rows - 3) * unbiased, rel=1e-10, abs=1e-12 * scale
+            )
+    constant = np.ones((n_rows, n_rows, 1))
+    assert _ridge_game.dependence_scores(constant, residuals).tolist() == [0.0]
+
+
+def _high_frequency(n_samples, seed, n_features=8):
+    """sin 6x over four periods beside a linear effect, x uniform on [-2, 2]: finer than the
+    median heuristic's width. X standardised; the targets as the ridge fits them."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-2.0, 2.0, (n_samples, n_features))
+    y = np.sin(6 * X[:, 0]) + X[:, 1] + 0.3 * rng.standard_normal(n_samples)
+    return X, y
+
+
+def test_an_effect_finer_than_the_median_width_enters_as_a_finer_term(monkeypatch):
+    """The ANOVA game does not back sin 6x at the median heuristic's width, so it is not
+    tried there; the ridge's residuals show it, and it enters at a quarter of that width,
+    the noise columns not at all. Without the ANOVA game (the model game alone), or with
+    the finer trials off, it does not enter."""
+    X, y = _high_frequency(300, 0)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    targets = ridge_targets(((y - y.mean()) / y.std())[:, None], ["rbf"])
+    median = gamma_from_bandwidth("rbf", bandwidths(X))
+    aligned = np.r_[median[0] * np.exp(-6.0), median[1], median[2:] * np.exp(-6.0)]
+    no_evidence = np.zeros(8)
+    terms = additive_features(X, ["rbf"] * 8, aligned, median, targets, evidence=no_evidence)
+    assert terms[0] == pytest.approx(16.0 * median[0], rel=1e-12)  # the bandwidth over 4
+    assert not np.any(terms[1:])
+    assert not additive_features(X, ["rbf"] * 8, aligned, median, targets)[0] > median[0]
+    monkeypatch.setattr(_ridge_game, "_FINER_TRIES", 0)
+    off = additive_features(X, ["rbf"] * 8, aligned, median, targets, evidence=no_evidence)
+    assert not off.any()
+
+
+def test_a_high_frequency_effect_ranks_second_not_among_the_noise(monkeypatch):
+    """On python -m benchmarks.selection.varied's high_frequency design at n = 300 (d = 30)
+    the default ranks sin 6x second; without the finer trials, below noise columns."""
+    X, y = _high_frequency(300, 1, n_features=30)
+    ranks = HSICShapleySelector(random_state=0).fit(X, y).ranking_
+    assert ranks[:2].tolist() == [2, 1]
+    monkeypatch.setattr(_ridge_game, "_FINER_TRIES", 0)
+    assert HSICShapleySelector(random_state=0).fit(X, y).ranking_[0] > 2
 
 
 def test_only_the_five_candidates_of_most_evidence_are_tried(monkeypatch):
