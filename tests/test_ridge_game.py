@@ -745,6 +745,17 @@ def test_a_high_frequency_effect_ranks_second_not_among_the_noise(monkeypatch):
     assert HSICShapleySelector(random_state=0).fit(X, y).ranking_[0] > 2
 
 
+@pytest.mark.parametrize("n_samples", [4, 5, 7, 9])
+def test_the_default_fits_on_as_few_rows_as_its_ridge_needs(n_samples):
+    """Below 8 rows the finer trials have too few rows to score (U-centring needs 4) and
+    are skipped; the fit still ranks every feature."""
+    X, y = _high_frequency(n_samples, 0, n_features=6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        found = HSICShapleySelector(n_features_to_select=2, random_state=0).fit(X, y)
+    assert sorted(found.ranking_) == list(range(1, 7))
+
+
 def test_only_the_five_candidates_of_most_evidence_are_tried(monkeypatch):
     """With the ANOVA game's values, a set-aside feature without positive evidence, or
     outside the five of most evidence, is not tried, even one the ridge would take; the
