@@ -105,7 +105,8 @@ _SET_ASIDE_TRIES = 5
 # 76-85% at half and a quarter of the median width and scored 11.0-11.4; on 45 data sets of
 # the other designs no noise column scored above 9.0, 90% of the largest ones below 3.9
 # (benchmarks/selection/results/rules.md).
-_FINER_DIVISORS = (2.0, 4.0)
+_FINER_DIVISORS = (2.0, 4.0, 8.0)
+_FINER_ALL = True
 _FINER_STEP = 2
 _FINER_SCORE = 8.0
 _FINER_TRIES = 2
@@ -518,6 +519,8 @@ def additive_features(
     term_gammas = np.zeros(gammas.size)
     penalty = None
     set_aside = _candidates(kernels, gammas, median_gammas)
+    if _FINER_ALL:
+        set_aside = np.flatnonzero(np.asarray(kernels) != "delta")
     if set_aside.size:
         K = _joint_kernel(data, kernels, gammas, mismatch_factors)
     if order.size:
