@@ -21,7 +21,8 @@ error by more than 2% (:func:`additive_features`): an even effect (``|x|``, ``co
 beside others, which the product kernel cannot take without making every other feature
 more local. A term of feature j alone moves only j's Shapley value, by its own part of the
 fit. An effect finer than the median heuristic's width (``sin 6x`` over four periods) is
-tried at half or a quarter of it, where the ridge's residuals show it (:func:`_finer_terms`).
+tried as a term at a half, a quarter or an eighth of it, where the ridge's residuals show
+it (:func:`_finer_terms`).
 
 A feature the model ignores gets 0; no value is negative, so shares compare directly.
 """
@@ -102,11 +103,11 @@ _SET_ASIDE_TRIES = 5
 # the score a column needs to be tried, the columns tried at most (an eigendecomposition
 # each) and the columns scored at a time. On python -m benchmarks.selection.varied's
 # high_frequency design (sin 6x) the planted column's terms lowered the ridge's error by
-# 76-85% at half and a quarter of the median width and scored 11.0-11.4; on 45 data sets of
-# the other designs no noise column scored above 9.0, 90% of the largest ones below 3.9
-# (benchmarks/selection/results/rules.md).
+# 76-85% at half and a quarter of the median width and it scored 11.0-11.4 at those two;
+# on its two_fine design (two sin 6x) the planted columns scored 3.6-8.9 there and 7.2-14.9
+# at an eighth. On 45 data sets of other designs no noise column scored above 9.0, 90% of
+# the largest ones below 3.9 (benchmarks/selection/results/rules.md).
 _FINER_DIVISORS = (2.0, 4.0, 8.0)
-_FINER_ALL = True
 _FINER_STEP = 2
 _FINER_SCORE = 8.0
 _FINER_TRIES = 2
@@ -500,8 +501,8 @@ def additive_features(
     by one (:func:`_taken_in_turn`). ``known_fits`` (from :func:`set_aside_fits` on the
     same arguments) are leave-one-out fits computed before, which are not computed again.
 
-    With ``evidence``, a set-aside feature not taken may then enter at a finer width
-    (:func:`_finer_terms`).
+    With ``evidence``, a numeric feature not taken, set aside or not, may then enter at a
+    finer width (:func:`_finer_terms`).
 
     Returns
     -------
@@ -518,10 +519,8 @@ def additive_features(
     order = _candidates(kernels, gammas, median_gammas, evidence)
     term_gammas = np.zeros(gammas.size)
     penalty = None
-    set_aside = _candidates(kernels, gammas, median_gammas)
-    if _FINER_ALL:
-        set_aside = np.flatnonzero(np.asarray(kernels) != "delta")
-    if set_aside.size:
+    numeric = np.flatnonzero(np.asarray(kernels) != "delta")
+    if order.size or (evidence is not None and numeric.size):
         K = _joint_kernel(data, kernels, gammas, mismatch_factors)
     if order.size:
         trial = partial(_additive_trial, data=data, kernels=kernels, term_gammas=median_gammas)
@@ -530,7 +529,7 @@ def additive_features(
         term_gammas[taken] = median_gammas[taken]
         for j in taken:
             K = trial(K, j=j)
-    rest = np.setdiff1d(set_aside, np.flatnonzero(term_gammas))
+    rest = np.setdiff1d(numeric, np.flatnonzero(term_gammas))
     if evidence is not None and rest.size:
         taken, finer_gammas, finer_penalty = _finer_terms(
             K, data, kernels, median_gammas, targets, rest, n_jobs
@@ -543,9 +542,11 @@ def additive_features(
 
 
 def _finer_terms(K, data, kernels, median_gammas, targets, columns, n_jobs=None):
-    """The set-aside ``columns`` that enter the ridge of kernel ``K`` as terms at a finer
-    width than the median heuristic's: where the effect is finer than that width (``sin
-    6x`` over four periods), neither the ANOVA game nor a trial at it sees the feature.
+    """The ``columns`` that enter the ridge of kernel ``K`` as terms at a finer width than
+    the median heuristic's. Where a feature's effect is finer than that width (``sin 6x``
+    over four periods), neither the ANOVA game nor a term at it sees the feature, and the
+    alignment widens it away or, alone with y (``sin 8x``), keeps it at a width too wide
+    for it.
 
     The residuals of the ridge show it. On every ``_FINER_STEP``-th row, each column's
     factor at its median-heuristic bandwidth divided by each of ``_FINER_DIVISORS`` is

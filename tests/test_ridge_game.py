@@ -727,7 +727,7 @@ def test_an_effect_finer_than_the_median_width_enters_as_a_finer_term(monkeypatc
     aligned = np.r_[median[0] * np.exp(-6.0), median[1], median[2:] * np.exp(-6.0)]
     no_evidence = np.zeros(8)
     terms = additive_features(X, ["rbf"] * 8, aligned, median, targets, evidence=no_evidence)
-    assert terms[0] == pytest.approx(16.0 * median[0], rel=1e-12)  # the bandwidth over 4
+    assert terms[0] == pytest.approx(64.0 * median[0], rel=1e-12)  # the bandwidth over 8
     assert not np.any(terms[1:])
     assert not additive_features(X, ["rbf"] * 8, aligned, median, targets)[0] > median[0]
     monkeypatch.setattr(_ridge_game, "_FINER_TRIES", 0)
