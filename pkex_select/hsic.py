@@ -297,8 +297,9 @@ class HSICShapleySelector(ShapleySelectorBase):
           0.3 times its factor at the median-heuristic bandwidth added to the product
           kernel, where the ridge then predicts better by more than 2% (five candidates,
           chosen by the ANOVA game; every one, for 10%, in "model"); in "model+anova" the
-          two the ridge's residuals depend on most may then enter at half or a quarter of
-          that bandwidth, for 10% (an effect finer than it, such as ``sin 6x``). A categorical
+          two numeric features the ridge's residuals depend on most may then enter at a
+          half, a quarter or an eighth of that bandwidth, for 10% (an effect finer than it,
+          such as ``sin 6x``). A categorical
           column's factor on pairs whose labels differ is aligned too, and a column the
           ridge predicts as well without gets 0 (an identifier does not take the credit).
           The model is fitted on up to 1000 rows, at the penalty of least leave-one-out

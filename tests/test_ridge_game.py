@@ -735,6 +735,20 @@ def test_an_effect_finer_than_the_median_width_enters_as_a_finer_term(monkeypatc
     assert not off.any()
 
 
+def test_an_effect_too_fine_for_the_width_the_alignment_kept_enters_as_a_finer_term():
+    """sin 8x alone: the alignment keeps x0 at a width too wide for it (not set aside, so
+    no trial at the median width), and the residuals still bring in its finer term."""
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-2.0, 2.0, (300, 6))
+    y = np.sin(8 * X[:, 0]) + 0.3 * rng.standard_normal(300)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    targets = ridge_targets(((y - y.mean()) / y.std())[:, None], ["rbf"])
+    median = gamma_from_bandwidth("rbf", bandwidths(X))
+    aligned = np.r_[median[0] / 4.0, median[1:] * np.exp(-6.0)]  # x0 twice as wide
+    terms = additive_features(X, ["rbf"] * 6, aligned, median, targets, evidence=np.zeros(6))
+    assert terms[0] > 4.0 * median[0] and not np.any(terms[1:])
+
+
 def test_a_high_frequency_effect_ranks_second_not_among_the_noise(monkeypatch):
     """On python -m benchmarks.selection.varied's high_frequency design at n = 300 (d = 30)
     the default ranks sin 6x second; without the finer trials, below noise columns."""
