@@ -40,7 +40,7 @@ from ._integrals import NUMBA, compile_kernel, feature_products
 from ._plan import subsample_rows
 from ._scheduling import TASK_BYTES, run_tasks
 from ._validation import outside_stacklevel
-from .kernels import gamma_from_bandwidth, kernel_distances, pair_factors
+from .kernels import gamma_from_bandwidth, kernel_distances, kernel_factor, pair_factors
 
 __all__ = [
     "MIN_MODEL_SAMPLES",
@@ -586,10 +586,14 @@ def _finer_terms(K, data, kernels, median_gammas, targets, columns, n_jobs=None)
         scores = np.concatenate(
             [
                 dependence_scores(
-                    _factor_tensor(data[rows][:, columns[c]], kernels[columns[c]], trial_gammas[c]),
+                    _column_factors(
+                        data[rows][:, columns[chunk]].T,
+                        kernels[columns[chunk]],
+                        trial_gammas[chunk],
+                    ),
                     residuals,
                 )
-                for c in chunks
+                for chunk in chunks
             ]
         )
         better = scores > best_scores
@@ -603,6 +607,20 @@ def _finer_terms(K, data, kernels, median_gammas, targets, columns, n_jobs=None)
     return taken, term_gammas, penalty
 
 
+def _column_factors(values, kernels, gammas):
+    """Each column's kernel factor on every pair of its values (``values``: one row per
+    column), (n_columns, n_rows, n_rows)."""
+    if np.unique(kernels).size == 1:  # one broadcast, no copy into place
+        return kernel_factor(
+            values[:, :, None], values[:, None, :], kernels[0], gammas[:, None, None]
+        )
+    factors = np.empty((values.shape[0], values.shape[1], values.shape[1]))
+    for kernel in np.unique(kernels):
+        same = kernels == kernel
+        factors[same] = _column_factors(values[same], kernels[same], gammas[same])
+    return factors
+
+
 def dependence_scores(factors, residuals):
     """Each factor's U-centred HSIC with the residuals' linear kernel over its spread where
     the two are independent, as ``_pair_evidence`` scores a pair:
@@ -613,8 +631,8 @@ def dependence_scores(factors, residuals):
 
     Parameters
     ----------
-    factors : ndarray of shape (n_rows, n_rows, n_factors)
-        Kernel factors of every pair of rows (a copy is centred).
+    factors : ndarray of float64 of shape (n_factors, n_rows, n_rows)
+        Kernel factors of every pair of rows; overwritten.
     residuals : ndarray of shape (n_rows, n_outputs)
 
     Returns
@@ -622,22 +640,24 @@ def dependence_scores(factors, residuals):
     ndarray of shape (n_factors,)
         0 for a factor constant off the diagonal.
     """
-    n_rows = factors.shape[0]
+    n_rows = factors.shape[-1]
     if n_rows < 4:
         raise ValueError(f"U-centring needs at least 4 rows; got {n_rows}.")
+    centred = factors
     diagonal = np.arange(n_rows)
-    # Rounding would leave a constant factor's centred entries at about 1e-16, not 0.
-    constant = np.ptp(factors[~np.eye(n_rows, dtype=bool)], axis=0) == 0
-    centred = factors.copy()
-    centred[diagonal, diagonal] = 0.0
-    sums = centred.sum(axis=0)
+    # Rounding would leave a constant factor's centred entries at about 1e-16, not 0. The
+    # off-diagonal entries, as a view: every (n + 1)-th entry from the second on.
+    off_diagonal = centred.reshape(-1, n_rows**2)[:, 1:].reshape(-1, n_rows - 1, n_rows + 1)
+    constant = np.ptp(off_diagonal[:, :, :-1], axis=(1, 2)) == 0
+    centred[:, diagonal, diagonal] = 0.0
+    sums = centred.sum(axis=2)
+    centred -= sums[:, :, None] / (n_rows - 2)
     centred -= sums[:, None, :] / (n_rows - 2)
-    centred -= sums[None, :, :] / (n_rows - 2)
-    centred += sums.sum(axis=0) / ((n_rows - 1) * (n_rows - 2))
-    centred[diagonal, diagonal] = 0.0
-    centred *= (residuals @ residuals.T)[..., None]
-    spreads = np.sqrt(2.0 * np.square(centred).sum(axis=(0, 1)))
-    totals = centred.sum(axis=(0, 1))
+    centred += (sums.sum(axis=1) / ((n_rows - 1) * (n_rows - 2)))[:, None, None]
+    centred[:, diagonal, diagonal] = 0.0
+    centred *= residuals @ residuals.T
+    spreads = np.sqrt(2.0 * np.einsum("fab,fab->f", centred, centred))
+    totals = centred.sum(axis=(1, 2))
     return np.divide(totals, spreads, out=np.zeros_like(totals), where=~constant & (spreads > 0))
 
 
