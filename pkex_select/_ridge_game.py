@@ -105,8 +105,8 @@ _SET_ASIDE_TRIES = 5
 # high_frequency design (sin 6x) the planted column's terms lowered the ridge's error by
 # 76-85% at half and a quarter of the median width and it scored 11.0-11.4 at those two;
 # on its two_fine design (two sin 6x) the planted columns scored 3.6-8.9 there and 7.2-14.9
-# at an eighth. On 45 data sets of other designs no noise column scored above 9.0, 90% of
-# the largest ones below 3.9 (benchmarks/selection/results/rules.md).
+# at an eighth. On 68 data sets of other designs no noise column scored above 9.0, 90% of
+# the largest ones below 4.1 (benchmarks/selection/results/rules.md).
 _FINER_DIVISORS = (2.0, 4.0, 8.0)
 _FINER_STEP = 2
 _FINER_SCORE = 8.0
@@ -564,16 +564,30 @@ def _finer_terms(K, data, kernels, median_gammas, targets, columns, n_jobs=None)
         The penalty of least leave-one-out error of ``K`` with the terms taken; None where
         none was tried.
     """
+    term_gammas, scores = _finer_scores(K, data, kernels, median_gammas, targets, columns)
+    order = columns[np.argsort(-scores, kind="stable")[:_FINER_TRIES]]
+    order = order[scores[np.searchsorted(columns, order)] >= _FINER_SCORE]
+    if order.size == 0:
+        return [], term_gammas, None
+    trial = partial(_additive_trial, data=data, kernels=kernels, term_gammas=term_gammas)
+    taken, penalty = _taken_in_turn(order, K, targets, trial, _ADDITIVE_GAIN_UNVETTED, n_jobs)
+    return taken, term_gammas, penalty
+
+
+def _finer_scores(K, data, kernels, median_gammas, targets, columns):
+    """Each of ``columns``' best score against the ridge's residuals (:func:`_finer_terms`)
+    and the kernel parameter it is reached at: ``term_gammas`` (n_features,), 0 off
+    ``columns``, and ``scores`` (len(columns),), all -inf on fewer than 8 rows."""
     rows = slice(None, None, _FINER_STEP)
     subsample = targets[rows]
     term_gammas = np.zeros(median_gammas.size)
+    best_scores = np.full(columns.size, -np.inf)
     if subsample.shape[0] < 4:  # too few rows to U-centre
-        return [], term_gammas, None
+        return term_gammas, best_scores
     _, penalty, decomposition = _leave_one_out(K[rows, rows], subsample)
     squared = np.square(decomposition[1])
     residuals = _held_out_residuals(subsample, decomposition, squared, penalty)
     kernels = np.asarray(kernels)
-    best_scores = np.full(columns.size, -np.inf)
     for divisor in _FINER_DIVISORS:
         # The parameter of each column's bandwidth over the divisor.
         narrower = [
@@ -598,13 +612,7 @@ def _finer_terms(K, data, kernels, median_gammas, targets, columns, n_jobs=None)
         )
         better = scores > best_scores
         term_gammas[columns[better]], best_scores[better] = trial_gammas[better], scores[better]
-    order = columns[np.argsort(-best_scores, kind="stable")[:_FINER_TRIES]]
-    order = order[best_scores[np.searchsorted(columns, order)] >= _FINER_SCORE]
-    if order.size == 0:
-        return [], term_gammas, None
-    trial = partial(_additive_trial, data=data, kernels=kernels, term_gammas=term_gammas)
-    taken, penalty = _taken_in_turn(order, K, targets, trial, _ADDITIVE_GAIN_UNVETTED, n_jobs)
-    return taken, term_gammas, penalty
+    return term_gammas, best_scores
 
 
 def _column_factors(values, kernels, gammas):
