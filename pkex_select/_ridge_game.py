@@ -651,7 +651,7 @@ def dependence_scores(factors, residuals):
     n_rows = factors.shape[-1]
     if n_rows < 4:
         raise ValueError(f"U-centring needs at least 4 rows; got {n_rows}.")
-    centred = factors
+    centred = factors  # in place: the caller's fresh factors are not needed after
     diagonal = np.arange(n_rows)
     # Rounding would leave a constant factor's centred entries at about 1e-16, not 0. The
     # off-diagonal entries, as a view: every (n + 1)-th entry from the second on.
