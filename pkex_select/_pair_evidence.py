@@ -1,4 +1,6 @@
-"""Evidence that two features act on y together: the ANOVA game's dividend of a pair.
+"""Evidence that two features act on y together: the ANOVA game's dividend of a pair; and
+that one feature's kernel tells about a target, scored the same way (``dependence_scores``:
+the model game's ridge scores its residuals with it, ``_ridge_game._finer_terms``).
 
 The ANOVA game's kernel ``prod_j (1 + w k~_j)`` (``_features.CentredFactors``) expands into one
 term per set of features, so the game's Moebius coefficient (dividend) of a pair {i, j} is
@@ -27,7 +29,7 @@ import numpy as np
 from ._features import add_row_sums, centre_rows
 from ._plan import pairs_of_rows
 
-__all__ = ["pair_dividends"]
+__all__ = ["dependence_scores", "pair_dividends"]
 
 
 def pair_dividends(factors, gram, n_first):
@@ -51,12 +53,49 @@ def pair_dividends(factors, gram, n_first):
         l~)^2) / (n (n - 3))``; 0 for a constant feature. Entry (i, i) pairs a feature with
         itself.
     """
+    centred, target = _u_centred(factors, gram)
+    weighted = centred[:, :n_first] * target
+    scale = 2.0 / (factors.n_samples * (factors.n_samples - 3))
+    dividends = scale * (weighted.T @ centred)
+    spreads = scale * np.sqrt(np.square(weighted).T @ np.square(centred))
+    return dividends, spreads
+
+
+def dependence_scores(factors, gram):
+    """Each feature's U-centred HSIC with the target over its spread where the two are
+    independent, as a pair's score is its dividend over its spread:
+
+        sum_{a != b} k~ l~ / sqrt(2 sum_{a != b} (k~ l~)^2).
+
+    Parameters
+    ----------
+    factors : DataFactors
+        The features' kernel factors at one scale.
+    gram : ndarray of shape (n_samples, n_samples)
+        The target's Gram matrix.
+
+    Returns
+    -------
+    ndarray of shape (n_features,)
+        0 for a constant feature.
+    """
+    centred, target = _u_centred(factors, gram)
+    weighted = centred * target
+    totals = weighted.sum(axis=0)
+    # Every pair of rows once: the sums over a != b are twice these.
+    spreads = np.sqrt(np.einsum("pf,pf->f", weighted, weighted))
+    return np.divide(totals, spreads, out=np.zeros_like(totals), where=spreads > 0)
+
+
+def _u_centred(factors, gram):
+    """The U-centred factors (n_pairs, n_features) and target Gram matrix (n_pairs, 1) of
+    every pair of rows once, in the order of :func:`~pkex_select._plan.pairs_of_rows`;
+    a constant feature's are 0."""
     n_samples = factors.n_samples
     if n_samples < 4:
         raise ValueError(f"U-centring needs at least 4 samples; got {n_samples}.")
-    # Every pair of rows once, each sum below half the sum over a != b: the features'
-    # factors and, last, the target's Gram matrix, U-centred as the ANOVA game centres its
-    # factors (CentredFactors), here over these rows and at weight 1.
+    # The features' factors and, last, the target's Gram matrix, U-centred as the ANOVA
+    # game centres its factors (CentredFactors), here over these rows and at weight 1.
     rows = (0, n_samples)
     pairs = pairs_of_rows(rows, n_samples)
     entries = np.column_stack([factors(pairs)[0], gram[pairs.a, pairs.b]])
@@ -67,9 +106,4 @@ def pair_dividends(factors, gram, n_first):
     total_terms = sums.sum(axis=0) / ((n_samples - 1) * (n_samples - 2))
     centre_rows(entries, rows, n_samples, row_terms, total_terms, 1.0, constant)
     entries -= 1.0  # 1 + k~ -> k~
-    centred, target = entries[:, :-1], entries[:, -1:]
-    weighted = centred[:, :n_first] * target
-    scale = 2.0 / (n_samples * (n_samples - 3))
-    dividends = scale * (weighted.T @ centred)
-    spreads = scale * np.sqrt(np.square(weighted).T @ np.square(centred))
-    return dividends, spreads
+    return entries[:, :-1], entries[:, -1:]

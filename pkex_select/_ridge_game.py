@@ -36,11 +36,13 @@ import scipy.linalg
 from joblib import effective_n_jobs
 
 from ._engine import point_values
+from ._features import DataFactors
 from ._integrals import NUMBA, compile_kernel, feature_products
+from ._pair_evidence import dependence_scores
 from ._plan import subsample_rows
 from ._scheduling import TASK_BYTES, run_tasks
 from ._validation import outside_stacklevel
-from .kernels import gamma_from_bandwidth, kernel_distances, kernel_factor, pair_factors
+from .kernels import gamma_from_bandwidth, kernel_distances, pair_factors
 
 __all__ = [
     "MIN_MODEL_SAMPLES",
@@ -49,7 +51,6 @@ __all__ = [
     "additive_terms",
     "check_penalty",
     "check_rows",
-    "dependence_scores",
     "drop_one_gains",
     "drop_rows",
     "dropped_categories",
@@ -101,7 +102,7 @@ _ADDITIVE_GAIN_UNVETTED = 0.1
 _SET_ASIDE_TRIES = 5
 # _finer_terms: the bandwidth divisors tried, the rows scored (every second check row),
 # the score a column needs to be tried, the columns tried at most (an eigendecomposition
-# each) and the columns scored at a time. On python -m benchmarks.selection.varied's
+# each). On python -m benchmarks.selection.varied's
 # high_frequency design (sin 6x) the planted column's terms lowered the ridge's error by
 # 76-85% at half and a quarter of the median width and it scored 11.0-11.4 at those two;
 # on its two_fine design (two sin 6x) the planted columns scored 3.6-8.9 there and 7.2-14.9
@@ -111,7 +112,6 @@ _FINER_DIVISORS = (2.0, 4.0, 8.0)
 _FINER_STEP = 2
 _FINER_SCORE = 8.0
 _FINER_TRIES = 2
-_FINER_CHUNK = 16
 # dropped_categories keeps a categorical column only where the leave-one-out error without
 # it is more than this share above the error with it.
 _CATEGORY_GAIN = 0.01
@@ -550,7 +550,8 @@ def _finer_terms(K, data, kernels, median_gammas, targets, columns, n_jobs=None)
 
     The residuals of the ridge show it. On every ``_FINER_STEP``-th row, each column's
     factor at its median-heuristic bandwidth divided by each of ``_FINER_DIVISORS`` is
-    scored against the ridge's leave-one-out residuals there (:func:`dependence_scores`);
+    scored against the ridge's leave-one-out residuals there
+    (:func:`~pkex_select._pair_evidence.dependence_scores`);
     the ``_FINER_TRIES`` columns of largest score, where it reaches ``_FINER_SCORE``, are
     tried at their best width, each entering where it lowers the leave-one-out error by
     more than ``_ADDITIVE_GAIN_UNVETTED``.
@@ -588,6 +589,7 @@ def _finer_scores(K, data, kernels, median_gammas, targets, columns):
     squared = np.square(decomposition[1])
     residuals = _held_out_residuals(subsample, decomposition, squared, penalty)
     kernels = np.asarray(kernels)
+    constant = np.ptp(data[rows][:, columns], axis=0) == 0
     for divisor in _FINER_DIVISORS:
         # The parameter of each column's bandwidth over the divisor.
         narrower = [
@@ -595,78 +597,13 @@ def _finer_scores(K, data, kernels, median_gammas, targets, columns):
             for k in kernels[columns]
         ]
         trial_gammas = median_gammas[columns] * np.array(narrower)
-        # A few columns' factors at a time: all of them would take 32 MB at d = 100.
-        chunks = np.array_split(np.arange(columns.size), -(-columns.size // _FINER_CHUNK))
-        scores = np.concatenate(
-            [
-                dependence_scores(
-                    _column_factors(
-                        data[rows][:, columns[chunk]].T,
-                        kernels[columns[chunk]],
-                        trial_gammas[chunk],
-                    ),
-                    residuals,
-                )
-                for chunk in chunks
-            ]
+        scores = dependence_scores(
+            DataFactors(data[rows][:, columns], kernels[columns], [trial_gammas], constant),
+            residuals @ residuals.T,
         )
         better = scores > best_scores
         term_gammas[columns[better]], best_scores[better] = trial_gammas[better], scores[better]
     return term_gammas, best_scores
-
-
-def _column_factors(values, kernels, gammas):
-    """Each column's kernel factor on every pair of its values (``values``: one row per
-    column), (n_columns, n_rows, n_rows)."""
-    if np.unique(kernels).size == 1:  # one broadcast, no copy into place
-        return kernel_factor(
-            values[:, :, None], values[:, None, :], kernels[0], gammas[:, None, None]
-        )
-    factors = np.empty((values.shape[0], values.shape[1], values.shape[1]))
-    for kernel in np.unique(kernels):
-        same = kernels == kernel
-        factors[same] = _column_factors(values[same], kernels[same], gammas[same])
-    return factors
-
-
-def dependence_scores(factors, residuals):
-    """Each factor's U-centred HSIC with the residuals' linear kernel over its spread where
-    the two are independent, as ``_pair_evidence`` scores a pair:
-
-        sum_{a != b} k~(a, b) r_a . r_b / sqrt(2 sum_{a != b} (k~(a, b) r_a . r_b)^2),
-
-    with ``k~`` the factor's U-centred Gram matrix (Szekely and Rizzo).
-
-    Parameters
-    ----------
-    factors : ndarray of float64 of shape (n_factors, n_rows, n_rows)
-        Kernel factors of every pair of rows; overwritten.
-    residuals : ndarray of shape (n_rows, n_outputs)
-
-    Returns
-    -------
-    ndarray of shape (n_factors,)
-        0 for a factor constant off the diagonal.
-    """
-    n_rows = factors.shape[-1]
-    if n_rows < 4:
-        raise ValueError(f"U-centring needs at least 4 rows; got {n_rows}.")
-    centred = factors  # in place: the caller's fresh factors are not needed after
-    diagonal = np.arange(n_rows)
-    # Rounding would leave a constant factor's centred entries at about 1e-16, not 0. The
-    # off-diagonal entries, as a view: every (n + 1)-th entry from the second on.
-    off_diagonal = centred.reshape(-1, n_rows**2)[:, 1:].reshape(-1, n_rows - 1, n_rows + 1)
-    constant = np.ptp(off_diagonal[:, :, :-1], axis=(1, 2)) == 0
-    centred[:, diagonal, diagonal] = 0.0
-    sums = centred.sum(axis=2)
-    centred -= sums[:, :, None] / (n_rows - 2)
-    centred -= sums[:, None, :] / (n_rows - 2)
-    centred += (sums.sum(axis=1) / ((n_rows - 1) * (n_rows - 2)))[:, None, None]
-    centred[:, diagonal, diagonal] = 0.0
-    centred *= residuals @ residuals.T
-    spreads = np.sqrt(2.0 * np.einsum("fab,fab->f", centred, centred))
-    totals = centred.sum(axis=(1, 2))
-    return np.divide(totals, spreads, out=np.zeros_like(totals), where=~constant & (spreads > 0))
 
 
 def set_aside_fits(pending, data, kernels, gammas, median_gammas, targets, mismatch_factors=None):

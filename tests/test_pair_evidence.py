@@ -1,6 +1,7 @@
 """The ANOVA game's pair dividends (``_pair_evidence.py``): against the engine's Moebius
 interaction index of the ANOVA game and their definition, and their spread where a feature is
-independent of the rest."""
+independent of the rest; a single feature's score against its definition and the unbiased
+HSIC."""
 
 import numpy as np
 from hypothesis import given, settings
@@ -8,7 +9,7 @@ from hypothesis import strategies as st
 
 from pkex_select import hsic_shapley_values
 from pkex_select._features import DataFactors
-from pkex_select._pair_evidence import pair_dividends
+from pkex_select._pair_evidence import dependence_scores, pair_dividends
 from pkex_select.kernels import KERNELS, kernel_factor
 
 
@@ -97,3 +98,46 @@ def test_scores_of_independent_features_have_unit_spread_and_an_interaction_stan
     assert scores[0, 1] > 20.0
     # Neither factor of the interaction with a feature y does not depend on.
     assert np.abs(scores[:2, 3:]).max() < 8.0
+
+
+@given(
+    st.integers(4, 12),
+    st.lists(st.sampled_from(KERNELS), min_size=1, max_size=3),
+    st.integers(1, 2),
+    st.integers(0, 2**32 - 1),
+)
+@settings(max_examples=40, deadline=None)
+def test_dependence_scores_are_the_unbiased_hsic_over_its_spread(n, kernels, n_outputs, seed):
+    """Equal to sum_{a != b} k~ l~ / sqrt(2 sum_{a != b} (k~ l~)^2) from U-centred Gram
+    matrices (to 1e-12 of the terms' magnitude: the sum cancels), its numerator n (n - 3)
+    times Song et al.'s unbiased HSIC (JMLR 13, 2012, eq. 5); a linear kernel of residuals
+    as the target, as _ridge_game takes it."""
+    rng = np.random.default_rng(seed)
+    d = len(kernels)
+    X = rng.standard_normal((n, d))
+    X[:, np.equal(kernels, "delta")] = rng.integers(0, 3, (n, kernels.count("delta")))
+    gammas = rng.uniform(0.2, 3.0, d)
+    residuals = rng.standard_normal((n, n_outputs))
+    L = residuals @ residuals.T
+    scores = dependence_scores(DataFactors(X, kernels, [gammas]), L)
+    target = _u_centred(L)
+    ones = np.ones(n)
+    for j, K in enumerate(_grams(X, kernels, gammas)):
+        terms = (_u_centred(K) * target)[~np.eye(n, dtype=bool)]
+        spread = np.sqrt(2.0 * np.square(terms).sum())
+        if spread == 0:
+            assert scores[j] == 0.0
+            continue
+        tolerance = 1e-12 * np.abs(terms).sum() / spread
+        np.testing.assert_allclose(scores[j], terms.sum() / spread, rtol=1e-12, atol=tolerance)
+        if n > 4:
+            K0, L0 = K - np.diag(np.diag(K)), L - np.diag(np.diag(L))
+            unbiased = (
+                np.trace(K0 @ L0)
+                + (ones @ K0 @ ones) * (ones @ L0 @ ones) / ((n - 1) * (n - 2))
+                - 2.0 / (n - 2) * (ones @ K0 @ L0 @ ones)
+            ) / (n * (n - 3))
+            scale = np.abs(terms).sum()
+            np.testing.assert_allclose(terms.sum(), n * (n - 3) * unbiased, atol=1e-12 * scale)
+    constant = DataFactors(np.ones((n, 1)), ["rbf"], [np.ones(1)], np.array([True]))
+    assert dependence_scores(constant, L).tolist() == [0.0]
