@@ -589,7 +589,8 @@ def _finer_scores(K, data, kernels, median_gammas, targets, columns):
     squared = np.square(decomposition[1])
     residuals = _held_out_residuals(subsample, decomposition, squared, penalty)
     kernels = np.asarray(kernels)
-    constant = np.ptp(data[rows][:, columns], axis=0) == 0
+    values, residual_gram = data[rows][:, columns], residuals @ residuals.T
+    constant = np.ptp(values, axis=0) == 0
     for divisor in _FINER_DIVISORS:
         # The parameter of each column's bandwidth over the divisor.
         narrower = [
@@ -598,8 +599,7 @@ def _finer_scores(K, data, kernels, median_gammas, targets, columns):
         ]
         trial_gammas = median_gammas[columns] * np.array(narrower)
         scores = dependence_scores(
-            DataFactors(data[rows][:, columns], kernels[columns], [trial_gammas], constant),
-            residuals @ residuals.T,
+            DataFactors(values, kernels[columns], [trial_gammas], constant), residual_gram
         )
         better = scores > best_scores
         term_gammas[columns[better]], best_scores[better] = trial_gammas[better], scores[better]
