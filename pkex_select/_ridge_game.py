@@ -102,9 +102,9 @@ _ADDITIVE_GAIN_UNVETTED = 0.1
 _SET_ASIDE_TRIES = 5
 # _finer_terms: the bandwidth divisors tried, the rows scored (every second check row),
 # the score a column needs to be tried, the columns tried at most (an eigendecomposition
-# each). On python -m benchmarks.selection.varied's
-# high_frequency design (sin 6x) the planted column's terms lowered the ridge's error by
-# 76-85% at half and a quarter of the median width and it scored 11.0-11.4 at those two;
+# each). On python -m benchmarks.selection.varied's high_frequency design (sin 6x) the
+# planted column's terms lowered the ridge's error by 76-85% at half and a quarter of the
+# median width and it scored 11.0-11.4 at those two;
 # on its two_fine design (two sin 6x) the planted columns scored 3.6-8.9 there and 7.2-14.9
 # at an eighth. On 68 data sets of other designs no noise column scored above 9.0, 90% of
 # the largest ones below 4.1 (benchmarks/selection/results/rules.md).
