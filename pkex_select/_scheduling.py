@@ -6,11 +6,10 @@ by :func:`run_tasks`, so memory stays bounded and ``n_jobs`` means the same ever
 """
 
 import sys
+import threading
 import time
-from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache, partial
-from itertools import islice
 from numbers import Integral
 
 import numpy as np
@@ -136,22 +135,80 @@ _THREADED_HERE = {"LokyBackend", "MultiprocessingBackend", "ThreadingBackend"}
 
 
 def _in_threads(function, tasks, workers):
-    """``function(task)`` for every task on ``workers`` threads, yielded in order; at most
-    two tasks per worker are ahead of the one yielded (as joblib's pre-dispatch), and the
-    tasks not started are cancelled when the caller stops or a task fails."""
-    remaining, pending = iter(tasks), deque()
-    with ThreadPoolExecutor(workers) as executor:
+    """``function(task)`` for every task on ``workers`` threads, this one among them, yielded
+    in order. Each thread takes the next task itself, at most ``2 * workers`` ahead of the
+    one yielded next (as joblib's pre-dispatch), and the tasks not started are dropped when
+    the caller stops or a task fails.
+
+    The caller works rather than hands tasks out: with a pool of ``workers`` threads and
+    this one waiting on each result in turn, a pass over the ANOVA game's row sums at
+    n = 2000 took 0.064 s on two cores against 0.053 s with every thread taking its own
+    (0.082 s on one), and the gap grew with the number of tasks."""
+    limit = 2 * workers
+    state = threading.Condition()
+    results, failed = {}, []
+    taken = 0  # tasks handed out (the next one's index)
+    yielded = 0  # results given to the caller
+    stopped = False
+
+    def take():
+        """The index of the next task, or None when none may start now (under ``state``)."""
+        nonlocal taken
+        if stopped or failed or taken == len(tasks) or taken - yielded >= limit:
+            return None
+        taken += 1
+        return taken - 1
+
+    def run(index):
         try:
-            for task in islice(remaining, 2 * workers):
-                pending.append(executor.submit(function, task))
-            while pending:
-                result = pending.popleft().result()
-                for task in islice(remaining, 1):
-                    pending.append(executor.submit(function, task))
-                yield result
-        finally:
-            for future in pending:
-                future.cancel()
+            result = function(tasks[index])
+        except BaseException as error:  # raised in the caller, where the task is due
+            with state:
+                failed.append(index)
+                results[index] = error
+                state.notify_all()
+            return
+        with state:
+            results[index] = result
+            state.notify_all()
+
+    def helper():
+        while True:
+            with state:
+                index = take()
+                while index is None:
+                    if stopped or failed or taken == len(tasks):
+                        return
+                    state.wait()
+                    index = take()
+            run(index)
+
+    helpers = [threading.Thread(target=helper, daemon=True) for _ in range(workers - 1)]
+    for thread in helpers:
+        thread.start()
+    try:
+        for index in range(len(tasks)):
+            while True:
+                with state:
+                    if index in results:
+                        result = results.pop(index)
+                        yielded += 1
+                        state.notify_all()
+                        break
+                    own = take()
+                    if own is None:
+                        state.wait()
+                        continue
+                run(own)
+            if index in failed:
+                raise result
+            yield result
+    finally:
+        with state:
+            stopped = True
+            state.notify_all()
+        for thread in helpers:
+            thread.join()
 
 
 def beside(function, n_jobs, *args, **kwargs):
@@ -164,20 +221,34 @@ def beside(function, n_jobs, *args, **kwargs):
     the ridge's eigendecomposition) while an independent one (a game's values) runs. The
     returned function's ``pending()`` is True while the result is being computed on its
     thread, so that the caller can do work of its own instead of waiting (never in the
-    caller's thread: there, asking computes it).
+    caller's thread: there, asking computes it); its ``then(function, *args, **kwargs)``
+    queues more work on the same thread, after this, and returns its result function
+    alike.
     """
     if effective_n_jobs(n_jobs) < 2:
-        result = cache(partial(function, *args, **kwargs, n_jobs=n_jobs))
-        result.pending = lambda: False
-        return result
-    executor = ThreadPoolExecutor(1)
+        return _deferred(partial(function, *args, **kwargs, n_jobs=n_jobs), n_jobs)
+    return _queued(ThreadPoolExecutor(1), function, args, kwargs)
+
+
+def _deferred(call, n_jobs):
+    result = cache(call)
+    result.pending = lambda: False
+    result.then = lambda function, *args, **kwargs: _deferred(
+        partial(function, *args, **kwargs, n_jobs=n_jobs), n_jobs
+    )
+    return result
+
+
+def _queued(executor, function, args, kwargs):
+    # The executor's thread ends once nothing refers to the executor (the result functions
+    # hold it, for ``then``).
     task = executor.submit(function, *args, **kwargs, n_jobs=1)
-    executor.shutdown(wait=False)  # its thread ends with the task
 
     def result():
         return task.result()
 
     result.pending = lambda: not task.done()
+    result.then = lambda function, *args, **kwargs: _queued(executor, function, args, kwargs)
     return result
 
 

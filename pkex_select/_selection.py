@@ -423,25 +423,27 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             interactions=self.interactions,
             alpha=self.alpha,
         )
-        early_statistic = None
+        queued_statistic = None
         if model_game and aligning:
             if evidence is not None and evidence.pending():
                 # The additive terms wait for the ANOVA game beside; meanwhile the model's
-                # factors are built and the statistic computed (it needs no terms): after
-                # the wait it would be the fit's last piece (0.72 s against 0.80 s of wall
-                # time at 10^5 rows with n_jobs=2). On one worker: its chunks, and so its
-                # bits, are those of a fit with n_jobs=1.
+                # factors are built. The statistic (it needs no terms) runs after the ANOVA
+                # game on its thread, while this one takes the terms and the explanation:
+                # computed here it held up the chain (0.52-0.58 s of wall time at 10^5 rows
+                # with n_jobs=2, against 0.45-0.47 s; 0.85-0.92 s with n_jobs=1). On one
+                # worker its chunks, and so its bits, are those of a fit with n_jobs=1.
+                if n_permutations == 0:
+                    queued_statistic = evidence.then(statistic)
                 factors = self._model_factors(aligned)
-                if n_permutations == 0 and evidence.pending():
-                    early_statistic = statistic(n_jobs=1)
-            aligned, penalty = self._with_terms(features, aligned, target, memory, evidence)
+            # While the statistic runs beside, the trials take the other worker alone.
+            term_jobs = self.n_jobs if queued_statistic is None else free_workers
+            aligned, penalty = self._with_terms(
+                features, aligned, target, memory, evidence, term_jobs
+            )
         features = aligned
         start_statistic = None
-        if early_statistic is not None:
-
-            def attribution():
-                return early_statistic
-
+        if queued_statistic is not None:
+            attribution = queued_statistic
         elif model_game and n_permutations == 0:
             # Beside the model game's ridge, once its factors (on every worker) are
             # built: beside its factorisation and explanation.
@@ -540,14 +542,14 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         )
         return replace(aligned, mismatch_factors=mismatch_factors)
 
-    def _with_terms(self, features, aligned, target, memory, evidence=None):
+    def _with_terms(self, features, aligned, target, memory, evidence=None, n_jobs=None):
         """``aligned`` (from :meth:`_prepare_features` in the model game, aligned) with the
         features the alignment set aside that the ridge predicts better with as terms of
         their own (``additive_gammas``: at their parameters in ``features``, or at a finer
         width where the ridge's residuals show an effect finer than that), and the
         ridge's penalty where the trials found it (:func:`additive_features`; else None).
         ``evidence``: a function returning the ANOVA game's values, which choose the
-        features tried."""
+        features tried; ``n_jobs``: the workers the trials may take."""
         rows = check_rows(features.data.shape[0], self._random_state)
         arguments = (
             features.data[rows],
@@ -564,7 +566,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         terms, penalty = memory.cache(additive_features, ignore=["n_jobs", "known_fits"])(
             *arguments,
             evidence=None if evidence is None else evidence(),
-            n_jobs=self.n_jobs,
+            n_jobs=n_jobs,
             known_fits=known_fits,
             return_penalty=True,
         )

@@ -57,6 +57,29 @@ def test_pending_says_whether_the_result_is_still_being_computed_beside():
     assert not beside(waiting, 1).pending()
 
 
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_work_queued_with_then_runs_after_the_first_on_its_thread(n_jobs):
+    order, release = [], threading.Event()
+
+    def first(n_jobs):
+        release.wait(10)
+        order.append("first")
+        return threading.current_thread()
+
+    def second(label, n_jobs):
+        order.append(label)
+        return threading.current_thread(), n_jobs
+
+    result = beside(first, n_jobs)
+    queued = result.then(second, "second")
+    if n_jobs == 2:
+        assert queued.pending()  # behind the first, which waits
+    release.set()
+    thread, (queued_thread, inner_jobs) = result(), queued()
+    assert order == ["first", "second"] and queued_thread is thread and not queued.pending()
+    assert inner_jobs == 1 and (thread is threading.current_thread()) == (n_jobs == 1)
+
+
 def test_tasks_on_threads_come_back_in_order_and_an_error_stops_the_rest():
     import time
 
@@ -68,7 +91,9 @@ def test_tasks_on_threads_come_back_in_order_and_an_error_stops_the_rest():
 
     results = list(run_tasks(slow_first, range(12), 2))
     assert [task for task, _ in results] == list(range(12))
-    assert all(thread is not threading.current_thread() for _, thread in results)
+    # Two threads took them, this one (which works rather than waits) and one beside.
+    threads = {thread for _, thread in results}
+    assert len(threads) == 2 and threading.current_thread() in threads
 
     started = []
 
