@@ -38,7 +38,7 @@ from joblib import effective_n_jobs
 from ._engine import point_values
 from ._features import DataFactors
 from ._integrals import NUMBA, compile_kernel, feature_products
-from ._pair_evidence import dependence_scores
+from ._pair_evidence import dependence_scores, pair_dividends
 from ._plan import subsample_rows
 from ._scheduling import TASK_BYTES, run_tasks
 from ._validation import outside_stacklevel
@@ -112,6 +112,14 @@ _FINER_DIVISORS = (2.0, 4.0, 8.0)
 _FINER_STEP = 2
 _FINER_SCORE = 8.0
 _FINER_TRIES = 2
+# _restored_pair: the score the best pair of set-aside features needs against the ridge's
+# residuals (on the rows _finer_terms scores) to be tried back in the product kernel. On
+# benchmarks.selection.varied's even_classes design (classes split at the median of |x0| +
+# cos 2 x1 + x2 x3, n = 1000) the alignment set the interaction aside on 3 of 20 data sets;
+# its pair scored 15-29 and, put back at the median width, lowered the ridge's error by
+# 18-29%, where the best noise pairs (of 300-600) scored 4.1-9.3 and raised it by 2-19%
+# (benchmarks/selection/results/rules.md). It enters at the unvetted bar, 10%.
+_PAIR_SCORE = 8.0
 # dropped_categories keeps a categorical column only where the leave-one-out error without
 # it is more than this share above the error with it.
 _CATEGORY_GAIN = 0.01
@@ -326,7 +334,8 @@ def dropped_categories(data, kernels, gammas, targets, mismatch_factors):
 def _taken_in_turn(order, K, targets, trial_kernel, gain, n_jobs, known_fits=None):
     """The candidates of ``order`` taken one by one where ``trial_kernel(K, j)`` lowers the
     ridge's leave-one-out error by more than ``gain`` (a share), each against ``K`` with
-    those taken before, and the penalty of least leave-one-out error of ``K`` with them.
+    those taken before, the penalty of least leave-one-out error of ``K`` with them, and
+    ``K`` with them.
 
     With ``n_jobs``, one candidate per worker is tried at once against the same kernel
     (with ``K``'s own fit beside the first of them); after one is taken, the later ones of
@@ -361,7 +370,7 @@ def _taken_in_turn(order, K, targets, trial_kernel, gain, n_jobs, known_fits=Non
                 known_fits = {}  # they were against the kernel before
                 taken.append(j)
                 break  # the rest of the batch was tried against the kernel before
-    return taken, current[1]
+    return taken, current[1], K
 
 
 def _additive_trial(K, data, kernels, term_gammas, j):
@@ -502,7 +511,8 @@ def additive_features(
     same arguments) are leave-one-out fits computed before, which are not computed again.
 
     With ``evidence``, a numeric feature not taken, set aside or not, may then enter at a
-    finer width (:func:`_finer_terms`).
+    finer width (:func:`_finer_terms`), and a pair of set-aside features without a term
+    the product kernel again, at their median-heuristic parameters (:func:`_restored_pair`).
 
     Returns
     -------
@@ -511,37 +521,56 @@ def additive_features(
         0 for a feature without a term.
     penalty : float or None
         With ``return_penalty``: :func:`check_penalty` of these rows with the terms taken,
-        where the trials found it: with at most one term taken (with two, the terms are
-        summed there in another order), else None.
+        where the trials found it: with at most one term taken and no pair restored (else
+        the kernel is summed there in another order), else None.
+    product_gammas : ndarray of shape (n_features,)
+        With ``return_penalty``: the product kernel's parameters, ``gammas`` with a restored
+        pair's median-heuristic ones.
     """
     gammas = np.asarray(gammas, dtype=np.float64)
     median_gammas = np.asarray(median_gammas, dtype=np.float64)
     order = _candidates(kernels, gammas, median_gammas, evidence)
     term_gammas = np.zeros(gammas.size)
+    product_gammas = gammas.copy()
     penalty = None
     numeric = np.flatnonzero(np.asarray(kernels) != "delta")
     if order.size or (evidence is not None and numeric.size):
-        K = _joint_kernel(data, kernels, gammas, mismatch_factors)
+        product = K = _joint_kernel(data, kernels, gammas, mismatch_factors)
     if order.size:
         trial = partial(_additive_trial, data=data, kernels=kernels, term_gammas=median_gammas)
         gain = _ADDITIVE_GAIN if evidence is not None else _ADDITIVE_GAIN_UNVETTED
-        taken, penalty = _taken_in_turn(order, K, targets, trial, gain, n_jobs, known_fits)
+        taken, penalty, K = _taken_in_turn(order, K, targets, trial, gain, n_jobs, known_fits)
         term_gammas[taken] = median_gammas[taken]
-        for j in taken:
-            K = trial(K, j=j)
     rest = np.setdiff1d(numeric, np.flatnonzero(term_gammas))
     if evidence is not None and rest.size:
-        taken, finer_gammas, finer_penalty = _finer_terms(
-            K, data, kernels, median_gammas, targets, rest, n_jobs
+        residual_gram = _residual_gram(K, targets)
+        taken, finer_gammas, finer_penalty, K = _finer_terms(
+            K, data, kernels, median_gammas, targets, rest, residual_gram, n_jobs
         )
         if taken:
             term_gammas[taken] = finer_gammas[taken]
             penalty = finer_penalty
+        set_aside = np.intersect1d(_candidates(kernels, gammas, median_gammas), rest)
+        pair = _restored_pair(
+            K,
+            product,
+            data,
+            kernels,
+            median_gammas,
+            targets,
+            np.setdiff1d(set_aside, taken),
+            residual_gram,
+        )
+        if pair is not None:
+            product_gammas[pair] = median_gammas[pair]
+            penalty = None  # check_penalty's kernel is summed in another order
     penalty = penalty if np.count_nonzero(term_gammas) <= 1 else None
-    return (term_gammas, penalty) if return_penalty else term_gammas
+    if not return_penalty:
+        return term_gammas
+    return term_gammas, penalty, product_gammas
 
 
-def _finer_terms(K, data, kernels, median_gammas, targets, columns, n_jobs=None):
+def _finer_terms(K, data, kernels, median_gammas, targets, columns, residual_gram, n_jobs=None):
     """The ``columns`` that enter the ridge of kernel ``K`` as terms at a finer width than
     the median heuristic's. Where a feature's effect is finer than that width (``sin 6x``
     over four periods), neither the ANOVA game nor a term at it sees the feature, and the
@@ -550,8 +579,8 @@ def _finer_terms(K, data, kernels, median_gammas, targets, columns, n_jobs=None)
 
     The residuals of the ridge show it. On every ``_FINER_STEP``-th row, each column's
     factor at its median-heuristic bandwidth divided by each of ``_FINER_DIVISORS`` is
-    scored against the ridge's leave-one-out residuals there
-    (:func:`~pkex_select._pair_evidence.dependence_scores`);
+    scored against the ridge's leave-one-out residuals there (``residual_gram``, from
+    :func:`_residual_gram`; :func:`~pkex_select._pair_evidence.dependence_scores`);
     the ``_FINER_TRIES`` columns of largest score, where it reaches ``_FINER_SCORE``, are
     tried at their best width, each entering where it lowers the leave-one-out error by
     more than ``_ADDITIVE_GAIN_UNVETTED``.
@@ -564,32 +593,44 @@ def _finer_terms(K, data, kernels, median_gammas, targets, columns, n_jobs=None)
     penalty : float or None
         The penalty of least leave-one-out error of ``K`` with the terms taken; None where
         none was tried.
+    K : ndarray of shape (n_rows, n_rows)
+        ``K`` with the terms taken.
     """
-    term_gammas, scores = _finer_scores(K, data, kernels, median_gammas, targets, columns)
+    term_gammas, scores = _finer_scores(data, kernels, median_gammas, columns, residual_gram)
     order = columns[np.argsort(-scores, kind="stable")[:_FINER_TRIES]]
     order = order[scores[np.searchsorted(columns, order)] >= _FINER_SCORE]
     if order.size == 0:
-        return [], term_gammas, None
+        return [], term_gammas, None, K
     trial = partial(_additive_trial, data=data, kernels=kernels, term_gammas=term_gammas)
-    taken, penalty = _taken_in_turn(order, K, targets, trial, _ADDITIVE_GAIN_UNVETTED, n_jobs)
-    return taken, term_gammas, penalty
+    taken, penalty, K = _taken_in_turn(order, K, targets, trial, _ADDITIVE_GAIN_UNVETTED, n_jobs)
+    return taken, term_gammas, penalty, K
 
 
-def _finer_scores(K, data, kernels, median_gammas, targets, columns):
-    """Each of ``columns``' best score against the ridge's residuals (:func:`_finer_terms`)
-    and the kernel parameter it is reached at: ``term_gammas`` (n_features,), 0 off
-    ``columns``, and ``scores`` (len(columns),), all -inf on fewer than 8 rows."""
+def _residual_gram(K, targets):
+    """The linear kernel of the leave-one-out residuals of the ridge of kernel ``K`` on
+    every ``_FINER_STEP``-th row (the ridge refitted there), which :func:`_finer_terms` and
+    :func:`_restored_pair` score the features against; None on fewer than 4 such rows (too
+    few to U-centre)."""
     rows = slice(None, None, _FINER_STEP)
     subsample = targets[rows]
-    term_gammas = np.zeros(median_gammas.size)
-    best_scores = np.full(columns.size, -np.inf)
-    if subsample.shape[0] < 4:  # too few rows to U-centre
-        return term_gammas, best_scores
+    if subsample.shape[0] < 4:
+        return None
     _, penalty, decomposition = _leave_one_out(K[rows, rows], subsample)
     squared = np.square(decomposition[1])
     residuals = _held_out_residuals(subsample, decomposition, squared, penalty)
+    return residuals @ residuals.T
+
+
+def _finer_scores(data, kernels, median_gammas, columns, residual_gram):
+    """Each of ``columns``' best score against the ridge's residuals (:func:`_finer_terms`)
+    and the kernel parameter it is reached at: ``term_gammas`` (n_features,), 0 off
+    ``columns``, and ``scores`` (len(columns),), all -inf without ``residual_gram``."""
+    term_gammas = np.zeros(median_gammas.size)
+    best_scores = np.full(columns.size, -np.inf)
+    if residual_gram is None:
+        return term_gammas, best_scores
     kernels = np.asarray(kernels)
-    values, residual_gram = data[rows][:, columns], residuals @ residuals.T
+    values = data[::_FINER_STEP, columns]
     constant = np.ptp(values, axis=0) == 0
     for divisor in _FINER_DIVISORS:
         # The parameter of each column's bandwidth over the divisor.
@@ -604,6 +645,45 @@ def _finer_scores(K, data, kernels, median_gammas, targets, columns):
         better = scores > best_scores
         term_gammas[columns[better]], best_scores[better] = trial_gammas[better], scores[better]
     return term_gammas, best_scores
+
+
+def _restored_pair(K, product, data, kernels, median_gammas, targets, columns, residual_gram):
+    """The pair of ``columns`` (features the alignment set aside, without a term) that
+    enters the product kernel again at its median-heuristic parameters, or None.
+
+    A pure interaction (``x_i x_j`` with no main effect) has nothing the alignment's sweeps
+    see feature by feature, and neither a term of one feature nor a finer width takes it;
+    the ridge's residuals show it as a pair. Of every pair of ``columns``, the one of
+    largest score against the residuals (``residual_gram``; the ANOVA game's pair dividend
+    over its spread, :func:`~pkex_select._pair_evidence.pair_dividends`), where it reaches
+    ``_PAIR_SCORE``, is tried: ``product`` (the product kernel part of ``K``) times the
+    pair's factors, the terms of ``K`` beside it, and it enters where that lowers the
+    leave-one-out error by more than ``_ADDITIVE_GAIN_UNVETTED``."""
+    if residual_gram is None or columns.size < 2:
+        return None
+    kernels = np.asarray(kernels)
+    values = data[::_FINER_STEP, columns]
+    dividends, spreads = pair_dividends(
+        DataFactors(
+            values, kernels[columns], [median_gammas[columns]], np.ptp(values, axis=0) == 0
+        ),
+        residual_gram,
+        columns.size,
+    )
+    scores = np.divide(dividends, spreads, out=np.zeros_like(dividends), where=spreads > 0)
+    scores[np.tril_indices(columns.size)] = -np.inf  # each pair once, no feature with itself
+    first, second = np.unravel_index(np.argmax(scores), scores.shape)
+    if scores[first, second] < _PAIR_SCORE:
+        return None
+    pair = columns[[first, second]]
+    factors = _factor_tensor(data[:, pair], kernels[pair], median_gammas[pair])
+    trial = K + product * (factors[..., 0] * factors[..., 1] - 1.0)
+    if (
+        _leave_one_out(trial, targets)[0]
+        < (1.0 - _ADDITIVE_GAIN_UNVETTED) * _leave_one_out(K, targets)[0]
+    ):
+        return pair
+    return None
 
 
 def set_aside_fits(pending, data, kernels, gammas, median_gammas, targets, mismatch_factors=None):

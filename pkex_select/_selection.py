@@ -437,9 +437,12 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
                 factors = self._model_factors(aligned)
             # While the statistic runs beside, the trials take the other worker alone.
             term_jobs = self.n_jobs if queued_statistic is None else free_workers
-            aligned, penalty = self._with_terms(
+            with_terms, penalty = self._with_terms(
                 features, aligned, target, memory, evidence, term_jobs
             )
+            if with_terms.gammas[0] is not aligned.gammas[0]:
+                factors = None  # built before a pair was restored
+            aligned = with_terms
         features = aligned
         start_statistic = None
         if queued_statistic is not None:
@@ -563,13 +566,20 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         known_fits = {}
         if evidence is not None and evidence.pending():
             known_fits = set_aside_fits(evidence.pending, *arguments)
-        terms, penalty = memory.cache(additive_features, ignore=["n_jobs", "known_fits"])(
+        terms, penalty, gammas = memory.cache(additive_features, ignore=["n_jobs", "known_fits"])(
             *arguments,
             evidence=None if evidence is None else evidence(),
             n_jobs=n_jobs,
             known_fits=known_fits,
             return_penalty=True,
         )
+        restored = gammas != aligned.gammas[0]
+        if restored.any():  # a pair back in the product kernel, at the median heuristic's
+            aligned = replace(
+                aligned,
+                gammas=(gammas,),
+                bandwidths=np.where(restored, features.bandwidths, aligned.bandwidths),
+            )
         return replace(aligned, additive_gammas=terms), penalty
 
     def _model_factors(self, features):

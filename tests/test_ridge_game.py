@@ -244,7 +244,7 @@ def test_the_trials_penalty_is_the_check_penalty_of_the_kernel_they_end_with(n_j
     monkeypatch.setattr(_ridge_game, "_FINER_TRIES", 0)  # the trials at the median width
     X, kernels, aligned, median, targets = _additive_design()
     for evidence, taken in ((None, [3]), (np.ones(8), [2, 3])):
-        terms, penalty = additive_features(
+        terms, penalty, product_gammas = additive_features(
             X,
             kernels,
             aligned,
@@ -255,6 +255,7 @@ def test_the_trials_penalty_is_the_check_penalty_of_the_kernel_they_end_with(n_j
             return_penalty=True,
         )
         np.testing.assert_array_equal(terms, _at_median(median, taken))
+        assert product_gammas is not aligned and np.array_equal(product_gammas, aligned)
         expected = check_penalty(X, kernels, aligned, targets, None, terms)
         assert penalty == (expected if len(taken) == 1 else None)
     # None taken: the aligned kernel's own penalty.
@@ -893,7 +894,8 @@ def test_the_model_is_fitted_at_the_penalty_chosen_on_the_check_rows(monkeypatch
         return model_values(data, *args, penalty=penalty, **kwargs)
 
     def without_penalty(*args, **kwargs):
-        return additive_features(*args, **kwargs)[0], None
+        terms, _, product_gammas = additive_features(*args, **kwargs)
+        return terms, None, product_gammas
 
     monkeypatch.setattr(_selection, "check_penalty", penalty_spy)
     monkeypatch.setattr(_selection, "model_values", values_spy)
