@@ -1,6 +1,7 @@
 """Evidence that two features act on y together: the ANOVA game's dividend of a pair; and
-that one feature's kernel tells about a target, scored the same way (``dependence_scores``:
-the model game's ridge scores its residuals with it, ``_ridge_game._finer_terms``).
+that one feature's kernel tells about a target, scored the same way (``dependence_scores``).
+The model game's ridge scores its residuals with both (``_ridge_game._finer_terms``,
+``_ridge_game._restored_pair``).
 
 The ANOVA game's kernel ``prod_j (1 + w k~_j)`` (``_features.CentredFactors``) expands into one
 term per set of features, so the game's Moebius coefficient (dividend) of a pair {i, j} is

@@ -22,7 +22,9 @@ beside others, which the product kernel cannot take without making every other f
 more local. A term of feature j alone moves only j's Shapley value, by its own part of the
 fit. An effect finer than the median heuristic's width (``sin 6x`` over four periods) is
 tried as a term at a half, a quarter or an eighth of it, where the ridge's residuals show
-it (:func:`_finer_terms`).
+it (:func:`_finer_terms`). A pure interaction whose features the alignment set aside goes
+back into the product kernel at the median heuristic's width, where the residuals show the
+pair (:func:`_restored_pair`).
 
 A feature the model ignores gets 0; no value is negative, so shares compare directly.
 """
