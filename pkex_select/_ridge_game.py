@@ -377,8 +377,11 @@ def _taken_in_turn(order, K, targets, trial_kernel, gain, n_jobs, known_fits=Non
 
 def _additive_trial(K, data, kernels, term_gammas, j):
     """``K`` plus feature j's additive term (:func:`additive_terms`) at ``term_gammas[j]``."""
-    factor = _factor_tensor(data[:, [j]], [kernels[j]], term_gammas[[j]])[..., 0]
-    return K + ADDITIVE_WEIGHT * factor
+    return K + ADDITIVE_WEIGHT * _term_factor(data, kernels, term_gammas, j)
+
+
+def _term_factor(data, kernels, term_gammas, j):
+    return _factor_tensor(data[:, [j]], [kernels[j]], term_gammas[[j]])[..., 0]
 
 
 def additive_terms(data, kernels, additive_gammas):
@@ -544,14 +547,16 @@ def additive_features(
         taken, penalty, K = _taken_in_turn(order, K, targets, trial, gain, n_jobs, known_fits)
         term_gammas[taken] = median_gammas[taken]
     rest = np.setdiff1d(numeric, np.flatnonzero(term_gammas))
-    if evidence is not None and rest.size:
+    if evidence is not None and numeric.size:
         residual_gram = _residual_gram(K, targets)
         taken, finer_gammas, finer_penalty, K = _finer_terms(
-            K, data, kernels, median_gammas, targets, rest, residual_gram, n_jobs
+            K, data, kernels, median_gammas, targets, numeric, residual_gram, term_gammas, n_jobs
         )
         if taken:
+            # A term replaced is summed in another order than check_penalty sums it.
+            replaced = np.any(term_gammas[taken] > 0)
             term_gammas[taken] = finer_gammas[taken]
-            penalty = finer_penalty
+            penalty = None if replaced else finer_penalty
         set_aside = np.intersect1d(_candidates(kernels, gammas, median_gammas), rest)
         pair = _restored_pair(
             K,
@@ -572,12 +577,15 @@ def additive_features(
     return term_gammas, penalty, product_gammas
 
 
-def _finer_terms(K, data, kernels, median_gammas, targets, columns, residual_gram, n_jobs=None):
+def _finer_terms(
+    K, data, kernels, median_gammas, targets, columns, residual_gram, term_gammas, n_jobs=None
+):
     """The ``columns`` that enter the ridge of kernel ``K`` as terms at a finer width than
     the median heuristic's. Where a feature's effect is finer than that width (``sin 6x``
-    over four periods), neither the ANOVA game nor a term at it sees the feature, and the
-    alignment widens it away or, alone with y (``sin 8x``), keeps it at a width too wide
-    for it.
+    over four periods), neither the ANOVA game nor a term at it sees the feature (or the term
+    takes a little of it), and the alignment widens it away or, alone with y (``sin 8x``),
+    keeps it at a width too wide for it. A column with a term in ``K`` already (at
+    ``term_gammas``, the median width) is tried with the finer term in its place.
 
     The residuals of the ridge show it. On every ``_FINER_STEP``-th row, each column's
     factor at its median-heuristic bandwidth divided by each of ``_FINER_DIVISORS`` is
@@ -590,7 +598,7 @@ def _finer_terms(K, data, kernels, median_gammas, targets, columns, residual_gra
     Returns
     -------
     taken : list of int
-    term_gammas : ndarray of shape (n_features,)
+    finer_gammas : ndarray of shape (n_features,)
         Each column's parameter at its best width (0 elsewhere).
     penalty : float or None
         The penalty of least leave-one-out error of ``K`` with the terms taken; None where
@@ -598,14 +606,20 @@ def _finer_terms(K, data, kernels, median_gammas, targets, columns, residual_gra
     K : ndarray of shape (n_rows, n_rows)
         ``K`` with the terms taken.
     """
-    term_gammas, scores = _finer_scores(data, kernels, median_gammas, columns, residual_gram)
+    finer_gammas, scores = _finer_scores(data, kernels, median_gammas, columns, residual_gram)
     order = columns[np.argsort(-scores, kind="stable")[:_FINER_TRIES]]
     order = order[scores[np.searchsorted(columns, order)] >= _FINER_SCORE]
     if order.size == 0:
-        return [], term_gammas, None, K
-    trial = partial(_additive_trial, data=data, kernels=kernels, term_gammas=term_gammas)
+        return [], finer_gammas, None, K
+
+    def trial(K, j):
+        if term_gammas[j] == 0:
+            return _additive_trial(K, data, kernels, finer_gammas, j)
+        finer = _term_factor(data, kernels, finer_gammas, j)
+        return K + ADDITIVE_WEIGHT * (finer - _term_factor(data, kernels, term_gammas, j))
+
     taken, penalty, K = _taken_in_turn(order, K, targets, trial, _ADDITIVE_GAIN_UNVETTED, n_jobs)
-    return taken, term_gammas, penalty, K
+    return taken, finer_gammas, penalty, K
 
 
 def _residual_gram(K, targets):

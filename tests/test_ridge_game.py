@@ -672,6 +672,27 @@ def test_an_effect_finer_than_the_median_width_enters_as_a_finer_term(monkeypatc
     assert not off.any()
 
 
+def test_a_term_at_the_median_width_is_replaced_by_a_finer_one(monkeypatch):
+    """sin 6x with ANOVA evidence: tried at the median width, its term takes a little of
+    the effect (more than 2%) and enters; the residuals still show it finer, and its term
+    at an eighth of the width takes the place of the first (the noise columns get none).
+    With the finer trials off it stays at the median width."""
+    X, y = _high_frequency(300, 0)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    targets = ridge_targets(((y - y.mean()) / y.std())[:, None], ["rbf"])
+    median = gamma_from_bandwidth("rbf", bandwidths(X))
+    aligned = np.r_[median[0] * np.exp(-6.0), median[1], median[2:] * np.exp(-6.0)]
+    evidence = np.eye(8)[0]
+    terms, penalty, _ = additive_features(
+        X, ["rbf"] * 8, aligned, median, targets, evidence=evidence, return_penalty=True
+    )
+    assert terms[0] == pytest.approx(64.0 * median[0], rel=1e-12) and not np.any(terms[1:])
+    assert penalty is None  # the replaced term is summed in another order than check_penalty's
+    monkeypatch.setattr(_ridge_game, "_FINER_TRIES", 0)
+    at_median = additive_features(X, ["rbf"] * 8, aligned, median, targets, evidence=evidence)
+    np.testing.assert_array_equal(at_median, _at_median(median, [0]))
+
+
 def test_an_effect_too_fine_for_the_width_the_alignment_kept_enters_as_a_finer_term():
     """sin 8x alone: the alignment keeps x0 at a width too wide for it (not set aside, so
     no trial at the median width), and the residuals still bring in its finer term."""
