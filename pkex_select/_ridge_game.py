@@ -119,7 +119,7 @@ _FINER_TRIES = 2
 # benchmarks.selection.varied's even_classes design (classes split at the median of |x0| +
 # cos 2 x1 + x2 x3, n = 1000) the alignment set the interaction aside on 3 of 20 data sets;
 # its pair scored 15-29 and, put back at the median width, lowered the ridge's error by
-# 18-29%, where the best noise pairs (of 300-600) scored 4.1-9.3 and raised it by 2-19%
+# 18-29%, where the best noise pairs (of 300-600) scored 4.1-9.3 and raised it by 2-27%
 # (benchmarks/selection/results/rules.md). It enters at the unvetted bar, 10%.
 _PAIR_SCORE = 8.0
 # dropped_categories keeps a categorical column only where the leave-one-out error without

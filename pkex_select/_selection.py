@@ -549,10 +549,12 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
         """``aligned`` (from :meth:`_prepare_features` in the model game, aligned) with the
         features the alignment set aside that the ridge predicts better with as terms of
         their own (``additive_gammas``: at their parameters in ``features``, or at a finer
-        width where the ridge's residuals show an effect finer than that), and the
-        ridge's penalty where the trials found it (:func:`additive_features`; else None).
-        ``evidence``: a function returning the ANOVA game's values, which choose the
-        features tried; ``n_jobs``: the workers the trials may take."""
+        width where the ridge's residuals show an effect finer than that), a set-aside pair
+        they show acting together back in the product kernel (its parameters and bandwidths
+        those of ``features``), and the ridge's penalty where the trials found it
+        (:func:`additive_features`; else None). ``evidence``: a function returning the
+        ANOVA game's values, which choose the features tried; ``n_jobs``: the workers the
+        trials may take."""
         rows = check_rows(features.data.shape[0], self._random_state)
         arguments = (
             features.data[rows],
