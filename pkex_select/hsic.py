@@ -298,10 +298,11 @@ class HSICShapleySelector(ShapleySelectorBase):
           kernel, where the ridge then predicts better by more than 2% (five candidates,
           chosen by the ANOVA game; every one, for 10%, in "model"); in "model+anova" the
           two numeric features the ridge's residuals depend on most may then enter at a
-          half, a quarter or an eighth of that bandwidth, for 10% (an effect finer than it,
-          such as ``sin 6x``), and the pair of set-aside features the residuals depend on
-          most jointly back into the product kernel at the median-heuristic bandwidths,
-          for 10% (a pure interaction such as ``x_i x_j``). A categorical
+          half, a quarter or an eighth of that bandwidth, for 10%, or there take the
+          place of a term at it (an effect finer than it, such as ``sin 6x``), and the
+          pair of set-aside features the residuals depend on most jointly go back into
+          the product kernel at the median-heuristic bandwidths, for 10% (a pure
+          interaction such as ``x_i x_j``). A categorical
           column's factor on pairs whose labels differ is aligned too, and a column the
           ridge predicts as well without gets 0 (an identifier does not take the credit).
           The model is fitted on up to 1000 rows, at the penalty of least leave-one-out
