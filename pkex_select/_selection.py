@@ -440,7 +440,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             with_terms, penalty = self._with_terms(
                 features, aligned, target, memory, evidence, term_jobs
             )
-            if with_terms.gammas[0] is not aligned.gammas[0]:
+            if not np.array_equal(with_terms.gammas[0], aligned.gammas[0]):
                 factors = None  # built before a pair was restored
             aligned = with_terms
         features = aligned
