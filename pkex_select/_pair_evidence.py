@@ -30,7 +30,7 @@ import numpy as np
 from ._features import add_row_sums, centre_rows
 from ._plan import pairs_of_rows
 
-__all__ = ["dependence_scores", "pair_dividends"]
+__all__ = ["dependence_scores", "pair_dividends", "pair_scores"]
 
 
 def pair_dividends(factors, gram, n_first):
@@ -60,6 +60,13 @@ def pair_dividends(factors, gram, n_first):
     dividends = scale * (weighted.T @ centred)
     spreads = scale * np.sqrt(np.square(weighted).T @ np.square(centred))
     return dividends, spreads
+
+
+def pair_scores(factors, gram, n_first):
+    """Each pair's score: its dividend over its spread (:func:`pair_dividends`, whose
+    parameters these are), 0 where the spread is 0 (a constant feature)."""
+    dividends, spreads = pair_dividends(factors, gram, n_first)
+    return np.divide(dividends, spreads, out=np.zeros_like(dividends), where=spreads > 0)
 
 
 def dependence_scores(factors, gram):

@@ -40,7 +40,7 @@ from joblib import effective_n_jobs
 from ._engine import point_values
 from ._features import DataFactors
 from ._integrals import NUMBA, compile_kernel, feature_products
-from ._pair_evidence import dependence_scores, pair_dividends
+from ._pair_evidence import dependence_scores, pair_scores
 from ._plan import subsample_rows
 from ._scheduling import TASK_BYTES, run_tasks
 from ._validation import outside_stacklevel
@@ -671,7 +671,7 @@ def _restored_pair(K, product, data, kernels, median_gammas, targets, columns, r
     see feature by feature, and neither a term of one feature nor a finer width takes it;
     the ridge's residuals show it as a pair. Of every pair of ``columns``, the one of
     largest score against the residuals (``residual_gram``; the ANOVA game's pair dividend
-    over its spread, :func:`~pkex_select._pair_evidence.pair_dividends`), where it reaches
+    over its spread, :func:`~pkex_select._pair_evidence.pair_scores`), where it reaches
     ``_PAIR_SCORE``, is tried: ``product`` (the product kernel part of ``K``) times the
     pair's factors, the terms of ``K`` beside it, and it enters where that lowers the
     leave-one-out error by more than ``_ADDITIVE_GAIN_UNVETTED``."""
@@ -679,14 +679,13 @@ def _restored_pair(K, product, data, kernels, median_gammas, targets, columns, r
         return None
     kernels = np.asarray(kernels)
     values = data[::_FINER_STEP, columns]
-    dividends, spreads = pair_dividends(
+    scores = pair_scores(
         DataFactors(
             values, kernels[columns], [median_gammas[columns]], np.ptp(values, axis=0) == 0
         ),
         residual_gram,
         columns.size,
     )
-    scores = np.divide(dividends, spreads, out=np.zeros_like(dividends), where=spreads > 0)
     scores[np.tril_indices(columns.size)] = -np.inf  # each pair once, no feature with itself
     first, second = np.unravel_index(np.argmax(scores), scores.shape)
     if scores[first, second] < _PAIR_SCORE:

@@ -30,7 +30,7 @@ from ._features import (
     with_bandwidths,
 )
 from ._interactions import INDICES
-from ._pair_evidence import pair_dividends
+from ._pair_evidence import pair_scores
 from ._plan import subsample_rows
 from ._pvalues import CORRECTIONS
 from ._questions import question_of
@@ -695,12 +695,12 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
 
     def _paired(self, candidates, partners, rows, features, target):
         """The ``candidates`` that act on y with another feature: whose standardised pair
-        dividend (:func:`~pkex_select._pair_evidence.pair_dividends`, at the ANOVA game's
+        dividend (:func:`~pkex_select._pair_evidence.pair_scores`, at the ANOVA game's
         bandwidths, on ``rows``) with another candidate or one of the ``partners`` reaches
         ``_PAIR_SCORE``."""
         members = np.concatenate([candidates, partners])
         anova = _anova_features(features)
-        dividends, spreads = pair_dividends(
+        scores = pair_scores(
             DataFactors(
                 anova.data[np.ix_(rows, members)],
                 np.asarray(anova.kernels)[members],
@@ -710,7 +710,6 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             self._target_gram(target, rows),
             candidates.size,
         )
-        scores = np.divide(dividends, spreads, out=np.zeros_like(dividends), where=spreads > 0)
         np.fill_diagonal(scores, -np.inf)  # a feature with itself
         return candidates[(scores >= _PAIR_SCORE).any(axis=1)]
 

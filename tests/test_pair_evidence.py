@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from pkex_select import hsic_shapley_values
 from pkex_select._features import DataFactors
-from pkex_select._pair_evidence import dependence_scores, pair_dividends
+from pkex_select._pair_evidence import dependence_scores, pair_dividends, pair_scores
 from pkex_select.kernels import KERNELS, kernel_factor
 
 
@@ -79,6 +79,13 @@ def test_only_the_first_features_are_paired_with_all_and_a_constant_one_with_non
     constant = np.arange(6) == 3
     for result in pair_dividends(DataFactors(X, ["rbf"] * 6, [np.ones(6)], constant), L, 6):
         assert not result[:, 3].any() and not result[3].any()
+    # Its scores are 0 too (no spread to divide by); the others' are dividend over spread.
+    with_constant = DataFactors(X, ["rbf"] * 6, [np.ones(6)], constant)
+    scores = pair_scores(with_constant, L, 6)
+    dividends, spreads = pair_dividends(with_constant, L, 6)
+    assert not scores[:, 3].any() and not scores[3].any()
+    others = np.ix_(~constant, ~constant)
+    np.testing.assert_array_equal(scores[others], dividends[others] / spreads[others])
 
 
 def test_scores_of_independent_features_have_unit_spread_and_an_interaction_stands_out():

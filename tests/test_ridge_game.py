@@ -15,6 +15,7 @@ from pkex_select import (
     MMDShapleyAttributor,
     ProductKernelExplainer,
     _integrals,
+    _pair_evidence,
     _ridge_game,
     _selection,
 )
@@ -494,19 +495,19 @@ def test_a_candidate_is_uncut_exactly_where_a_pair_score_reaches_the_bar(monkeyp
     model game alone by their own, so the values are read from the fit: here they differ.)"""
     monkeypatch.setattr(_selection, "_NEEDED_GAIN", np.inf)
     found = {}
-    unbacked_of, pair_dividends = ShapleySelectorBase._unbacked, _selection.pair_dividends
+    unbacked_of, pair_scores = ShapleySelectorBase._unbacked, _selection.pair_scores
 
     def recorded_unbacked(self, model_values, anova_values, *args):
         found["model"], found["anova"] = model_values, anova_values
         return unbacked_of(self, model_values, anova_values, *args)
 
-    def recorded_dividends(*args):
-        dividends, spreads = pair_dividends(*args)
+    def recorded_scores(*args):
+        dividends, spreads = _pair_evidence.pair_dividends(*args)
         found["scores"] = dividends / spreads
-        return dividends, spreads
+        return pair_scores(*args)
 
     monkeypatch.setattr(ShapleySelectorBase, "_unbacked", recorded_unbacked)
-    monkeypatch.setattr(_selection, "pair_dividends", recorded_dividends)
+    monkeypatch.setattr(_selection, "pair_scores", recorded_scores)
     X, y, relevant = _squares(400, 1)
     values = HSICShapleySelector(random_state=0).fit(X, y).shapley_values_
     model, anova, scores = found["model"], found["anova"], found["scores"]
