@@ -172,7 +172,7 @@ def prepare_features(
                     ) from None
                 raise ValueError(non_numeric_message([name])) from None
         if not np.all(np.isfinite(columns[:, numeric])):
-            raise ValueError("Input X contains NaN or infinity.")
+            raise ValueError(_non_finite_message(columns, numeric, column_names))
     else:
         columns = np.asarray(X, dtype=np.float64)
     column_bandwidths = np.ones(columns.shape[1])  # the delta kernel has no width
@@ -188,6 +188,32 @@ def prepare_features(
     resolved = resolve_scales(scales, int(numeric.sum()))
     prepared = PreparedFeatures(columns, kernels, None, resolved, None, constant, categorical)
     return with_bandwidths(prepared, column_bandwidths)
+
+
+def _non_finite_message(columns, numeric, column_names=None):
+    """What to do about the missing or infinite values of ``columns``' numeric ones."""
+
+    def rows_of(found):
+        counts = found.sum(axis=0) * numeric
+        return ", ".join(
+            f"{count} row{'s' if count > 1 else ''} of "
+            + (str(column_names[j]) if column_names is not None else f"column {j}")
+            for j, count in enumerate(counts)
+            if count
+        )
+
+    found = [
+        f"{what} in {rows}"
+        for what, rows in (
+            ("missing values (None, NaN or pd.NA)", rows_of(np.isnan(columns))),
+            ("infinite values", rows_of(np.isinf(columns))),
+        )
+        if rows
+    ]
+    return (
+        f"X has {' and '.join(found)}; impute them (SimpleImputer before the selector in a "
+        "pipeline) or drop those rows first."
+    )
 
 
 def _standardised(columns, bandwidth, n_jobs=None):

@@ -94,8 +94,8 @@ def from_arrow(data):
 
 
 def dates_as_days(data):
-    """A data frame's columns of times and exact numbers as floats; any other input
-    unchanged.
+    """A data frame's columns of times, exact numbers and nullable numbers as floats; any
+    other input unchanged.
 
     Dates and datetimes become days since 1970-01-01, durations and periods days (a period
     by its start), decimals (what ``read_sql`` gives for NUMERIC) floats: they are
@@ -119,6 +119,12 @@ def dates_as_days(data):
             converted[position] = (start - pd.Timestamp(0)) / pd.Timedelta(days=1)
         elif _holds(values, decimal.Decimal) or str(values.dtype).startswith("decimal"):
             converted[position] = values.astype(float)  # object Decimals; pyarrow decimal128
+        elif isinstance(values.dtype, pd.api.extensions.ExtensionDtype) and (
+            pd.api.types.is_numeric_dtype(values.dtype)
+        ):
+            # Nullable and pyarrow numbers: beside a category column NumPy finds no common
+            # type either, and scikit-learn's cast of the whole frame fails on the category.
+            converted[position] = values.to_numpy(dtype=np.float64, na_value=np.nan)
         elif (
             _holds(values, (list, tuple, dict, np.ndarray))
             or "[pyarrow]" in str(values.dtype)

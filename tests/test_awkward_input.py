@@ -459,6 +459,32 @@ def test_a_missing_value_in_a_nullable_column_beside_text_is_called_missing():
         HSICShapleySelector(1).fit(X, rng.normal(size=30))
 
 
+def test_nullable_numbers_beside_a_category_column_are_numbers():
+    """Int64, boolean and pyarrow numbers beside a category column failed in scikit-learn's
+    cast of the whole frame ("Cannot cast str dtype to float64"); they are read as the float
+    columns they hold, and a pd.NA among them is named as a missing value."""
+    rng = np.random.default_rng(0)
+    counts = rng.integers(0, 9, 60)
+    floats = pd.DataFrame(
+        {
+            "count": counts.astype(float),
+            "flag": (counts > 4).astype(float),
+            "size": rng.normal(size=60),
+            "city": pd.Categorical(rng.choice(["Oslo", "Rome"], 60)),
+        }
+    )
+    nullable = floats.astype({"count": "Int64", "flag": "boolean", "size": "float64[pyarrow]"})
+    y = counts + rng.normal(size=60)
+    expected = HSICShapleySelector(2, random_state=0).fit(floats, y).shapley_values_
+    values = HSICShapleySelector(2, random_state=0).fit(nullable, y).shapley_values_
+    np.testing.assert_array_equal(values, expected)
+    nullable.loc[[3, 7], "count"] = pd.NA
+    with pytest.raises(
+        ValueError, match=r"missing values \(None, NaN or pd.NA\) in 2 rows of count"
+    ):
+        HSICShapleySelector(2).fit(nullable, y)
+
+
 @pytest.mark.parametrize(
     "estimator, y",
     [
