@@ -121,11 +121,19 @@ def test_the_docs_name_the_default_game_for_k():
     features by, and which game the tests of alpha attribute."""
     from pkex_select import HSICShapleySelector
     from pkex_select.__main__ import _READING, _parser
-    from pkex_select._questions import resolve_value_function
+    from pkex_select._questions import RANKED_GAME_MAX_FEATURES, resolve_value_function
     from pkex_select._selection import ANOVA_SHARE
 
     assert HSICShapleySelector._ranked_game == "model+anova"
     assert resolve_value_function("auto", True, 20, "model+anova") == "pairwise_anova"
+    most = RANKED_GAME_MAX_FEATURES
+    assert resolve_value_function("auto", False, most, "model+anova") == "model+anova"
+    assert resolve_value_function("auto", False, most + 1, "model+anova") == "anova"
+    docstring = " ".join(HSICShapleySelector.__doc__.split())
+    assert f'"model+anova" up to {most} features' in docstring
+    assert f'Beyond {most} features, "anova"' in docstring
+    selecting = " ".join((DOCS / "user_guide" / "selecting.rst").read_text().split())
+    assert f"Beyond {most} features it ranks by the ANOVA game too" in selecting
     readme = " ".join((DOCS.parent / "README.md").read_text().split())
     assert "Ask for k: a kernel ridge model of y" in readme
     assert "Set `alpha`: permutation tests of the kernel-ANOVA game's terms" in readme

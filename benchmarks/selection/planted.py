@@ -1,8 +1,9 @@
 """No cliffs: planted designs where y depends on every relevant feature, whatever its shape.
 
-    python -m benchmarks.selection.planted [--repetitions 20] [--n-jobs 2]
+    python -m benchmarks.selection.planted [--repetitions 20] [--n-jobs 2] [--features 50]
+        [--sizes 200 500 2000] [--methods default model paper trees]
 
-Four designs with d = 50 features, at n = 200, 500 and 2000:
+Four designs with d = 50 features (``--features``), at n = 200, 500 and 2000:
 
 - ``even``: X is AR(1) with rho = 0.3 and y = |x_a| + 1{x_b > 0.5} + cos(2 x_c) + x_d x_e +
   0.5 x_d + N(0, 1), five relevant columns drawn at random: an even effect, a step, a
@@ -20,9 +21,11 @@ Each method ranks the features and keeps k = the number of relevant ones. Report
 and n: the recall of the relevant features at k, the share of data sets on which every
 relevant feature ranks above every noise column, the same for the near-copies alone, and the
 relevant features valued exactly 0.
-Methods: the selector's default (``default``: ``value_function="model+anova"``, the model
-game's shares plus 0.3 times the ANOVA game's), the model game alone (``model``), the
-paper's game (``paper``) and ExtraTrees (300 trees).
+Methods: the selector's default (``default``: up to 200 features ``value_function=
+"model+anova"``, the model game's shares plus 0.3 times the ANOVA game's), the model game
+alone (``model``), the paper's game (``paper``), the ANOVA game alone (``anova``, the
+default's game beyond 200 features) and ExtraTrees (300 trees). Results go to
+``results/planted.md``, or ``results/planted-<d>.md`` for another number of features.
 """
 
 import argparse
@@ -43,31 +46,32 @@ METHODS = {
     "default": {},
     "model": {"value_function": "model"},
     "paper": {"value_function": "baseline"},
+    "anova": {"value_function": "anova"},
 }
 
 
-def even(n, rng):
-    X = np.empty((n, N_FEATURES))
+def even(n, rng, n_features=N_FEATURES):
+    X = np.empty((n, n_features))
     X[:, 0] = rng.standard_normal(n)
-    for j in range(1, N_FEATURES):
+    for j in range(1, n_features):
         X[:, j] = 0.3 * X[:, j - 1] + np.sqrt(1 - 0.3**2) * rng.standard_normal(n)
-    a, b, c, d, e = relevant = rng.choice(N_FEATURES, 5, replace=False)
+    a, b, c, d, e = relevant = rng.choice(n_features, 5, replace=False)
     y = np.abs(X[:, a]) + (X[:, b] > 0.5) + np.cos(2 * X[:, c]) + X[:, d] * X[:, e]
     return X, y + 0.5 * X[:, d] + rng.standard_normal(n), relevant
 
 
-def redundant(n, rng):
-    X = rng.standard_normal((n, N_FEATURES))
-    relevant = rng.choice(N_FEATURES, 6, replace=False)
+def redundant(n, rng, n_features=N_FEATURES):
+    X = rng.standard_normal((n, n_features))
+    relevant = rng.choice(n_features, 6, replace=False)
     signal = rng.standard_normal(n)
     X[:, relevant[:4]] = signal[:, None] + 0.29 * rng.standard_normal((n, 4))
     y = signal + X[:, relevant[4]] + np.sin(2 * X[:, relevant[5]])
     return X, y + 0.5 * rng.standard_normal(n), relevant
 
 
-def blocks(n, rng):
-    X = rng.standard_normal((n, N_FEATURES))
-    relevant = rng.choice(N_FEATURES, 6, replace=False)
+def blocks(n, rng, n_features=N_FEATURES):
+    X = rng.standard_normal((n, n_features))
+    relevant = rng.choice(n_features, 6, replace=False)
     signal = rng.standard_normal(n)
     X[:, relevant[:3]] = signal[:, None] + 0.33 * rng.standard_normal((n, 3))
     c, d, e = relevant[3:]
@@ -75,9 +79,9 @@ def blocks(n, rng):
     return X, y + 0.5 * rng.standard_normal(n), relevant
 
 
-def squares(n, rng):
-    X = rng.standard_normal((n, N_FEATURES))
-    a, b, c, d = relevant = rng.choice(N_FEATURES, 4, replace=False)
+def squares(n, rng, n_features=N_FEATURES):
+    X = rng.standard_normal((n, n_features))
+    a, b, c, d = relevant = rng.choice(n_features, 4, replace=False)
     y = X[:, a] ** 2 + X[:, b] ** 2 + X[:, c] * X[:, d]
     return X, y + 1.3 * rng.standard_normal(n), relevant
 
@@ -94,17 +98,17 @@ def values(method, X, y, seed):
     return HSICShapleySelector(random_state=seed, **METHODS[method]).fit(X, y).shapley_values_
 
 
-def data_set(design, n, repetition):
+def data_set(design, n, repetition, n_features=N_FEATURES):
     """X, y and the relevant columns of one data set, seeded by design, n and repetition."""
     rng = np.random.default_rng([2026, SIZES.index(n), repetition, len(design)])
-    return DESIGNS[design](n, rng)
+    return DESIGNS[design](n, rng, n_features)
 
 
 def separation(v, relevant, design):
     """The recall of ``relevant`` among the top ``relevant.size`` of ``v``, whether every
     relevant column (and every near-copy) is valued above every noise column, and the
     relevant columns valued exactly 0."""
-    noise = np.setdiff1d(np.arange(N_FEATURES), relevant)
+    noise = np.setdiff1d(np.arange(v.size), relevant)
     top = np.argsort(-v, kind="stable")[: relevant.size]
     return {
         "recall": np.isin(relevant, top).mean(),
@@ -116,9 +120,9 @@ def separation(v, relevant, design):
     }
 
 
-def one(design, n, repetition):
+def one(design, n, repetition, methods=(*METHODS, "trees"), n_features=N_FEATURES):
     """Every method's recall, separation and zeros on one data set."""
-    X, y, relevant = data_set(design, n, repetition)
+    X, y, relevant = data_set(design, n, repetition, n_features)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return [
@@ -128,7 +132,7 @@ def one(design, n, repetition):
                 "method": method,
                 **separation(values(method, X, y, repetition), relevant, design),
             }
-            for method in (*METHODS, "trees")
+            for method in methods
         ]
 
 
@@ -136,15 +140,27 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repetitions", type=int, default=20)
     parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--features", type=int, default=N_FEATURES)
+    parser.add_argument("--sizes", type=int, nargs="+", default=SIZES, choices=SIZES)
+    parser.add_argument(
+        "--methods",
+        nargs="+",
+        default=["default", "model", "paper", "trees"],
+        choices=[*METHODS, "trees"],
+    )
     args = parser.parse_args(argv)
-    jobs = [(d, n, r) for d in DESIGNS for n in SIZES for r in range(args.repetitions)]
+    jobs = [(d, n, r) for d in DESIGNS for n in args.sizes for r in range(args.repetitions)]
     rows = [
-        row for rows in Parallel(n_jobs=args.n_jobs)(delayed(one)(*j) for j in jobs) for row in rows
+        row
+        for rows in Parallel(n_jobs=args.n_jobs)(
+            delayed(one)(*job, args.methods, args.features) for job in jobs
+        )
+        for row in rows
     ]
     summary = []
     for design in DESIGNS:
-        for n in SIZES:
-            for method in (*METHODS, "trees"):
+        for n in args.sizes:
+            for method in args.methods:
                 mine = [
                     r for r in rows if (r["design"], r["n"], r["method"]) == (design, n, method)
                 ]
@@ -164,14 +180,22 @@ def main(argv=None):
                     }
                 )
     table = records_table(summary)
+    command = f"python -m benchmarks.selection.planted --repetitions {args.repetitions}"
+    name = "planted.md"
+    if args.features != N_FEATURES:
+        command += f" --features {args.features}"
+        name = f"planted-{args.features}.md"
+    if list(args.sizes) != list(SIZES):
+        command += " --sizes " + " ".join(map(str, args.sizes))
+    if args.methods != ["default", "model", "paper", "trees"]:
+        command += " --methods " + " ".join(args.methods)
     text = (
         "# Planted designs: recall at k and separation from the noise\n\n"
-        f"d = {N_FEATURES}, {args.repetitions} data sets per design and n; recall with its "
-        "standard error in brackets. `python -m benchmarks.selection.planted "
-        f"--repetitions {args.repetitions}`.\n\n{table}\n"
+        f"d = {args.features}, {args.repetitions} data sets per design and n; recall with its "
+        f"standard error in brackets. `{command}`.\n\n{table}\n"
     )
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "planted.md").write_text(text)
+    (RESULTS / name).write_text(text)
     print(text)
 
 

@@ -93,6 +93,25 @@ def test_planted_designs_plant_distinct_relevant_columns():
     assert 0.5 < np.std(y - signal) < 2.0  # the noise, N(0, 1.69)
 
 
+def test_planted_designs_at_another_width_write_a_file_of_their_own(tmp_path, monkeypatch):
+    from benchmarks.selection import planted
+
+    X, _, relevant = planted.data_set("blocks", 200, 0, n_features=120)
+    assert X.shape == (200, 120) and relevant.max() < 120
+    monkeypatch.setattr(planted, "RESULTS", tmp_path)
+    monkeypatch.setattr(planted, "DESIGNS", {"redundant": planted.redundant})
+    planted.main(
+        ["--repetitions", "2", "--n-jobs", "1", "--features", "12", "--sizes", "200"]
+        + ["--methods", "anova", "trees"]
+    )
+    text = (tmp_path / "planted-12.md").read_text()
+    assert (
+        "d = 12, 2 data sets" in text and "--features 12 --sizes 200 --methods anova trees" in text
+    )
+    assert "| redundant | 200 | anova |" in text and "| redundant | 200 | trees |" in text
+    assert not (tmp_path / "planted.md").exists()
+
+
 def test_blend_reads_the_parts_the_default_blends(monkeypatch):
     from benchmarks.selection import blend, planted
     from pkex_select import _selection
