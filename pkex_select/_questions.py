@@ -43,10 +43,12 @@ DEFAULT_SELECTION_PERMUTATIONS = 999
 # by the ANOVA game: the model game's rows shrink as 1/sqrt(d) to bound its memory (353 at
 # d = 200, 223 at 500, 158 at 1000), and the paper's factors, far from 1, need about d/2
 # quadrature nodes per pair (12 s at n = 100, d = 2000, against 0.7 s for the ANOVA game,
-# whose weight 6/d keeps its factors near 1). On the planted designs at d = 200 the model
-# game beside the ANOVA game ranked as well or better at n = 200 to 2000 (python -m
-# benchmarks.selection.planted --features 200); at d = 300 to 1000 and n = 2000 (1000 at
-# d = 1000) the ANOVA game of every row found the even effects it missed on its fewer rows.
+# whose weight 6/d keeps its factors near 1). On the planted designs at d = 200 (python -m
+# benchmarks.selection.planted --features 200, 10 data sets per cell) the model game beside
+# the ANOVA game had the better recall at n = 200 and 500 on every design (by up to 0.27),
+# and at n = 2000 0.94 and 0.97 where the ANOVA game of every row had 1.00 (even effects,
+# blocks) and 0.55 against 0.53 (squares). At d = 500 and 1000 (scratch, 4-8 data sets per
+# cell) it lost more where n exceeded its rows (even effects at n = 2000: 0.72 against 0.96).
 RANKED_GAME_MAX_FEATURES = 200
 
 
