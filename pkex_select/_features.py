@@ -162,15 +162,13 @@ def prepare_features(
             try:
                 columns[:, j] = X[:, j].astype(np.float64)
             except (TypeError, ValueError):
-                missing = int(np.sum(pd.isna(X[:, j])))
-                if missing:  # pandas' NA in a nullable column does not convert
-                    raise ValueError(
-                        f"X has missing values (None, NaN or pd.NA) in {missing} "
-                        f"row{'s' if missing > 1 else ''} of {name}; impute them "
-                        "(SimpleImputer before the selector in a pipeline) or drop those "
-                        "rows first."
-                    ) from None
-                raise ValueError(non_numeric_message([name])) from None
+                # pandas' NA does not convert: as NaN, the check below names it missing.
+                present = X[:, j][~pd.isna(X[:, j])]
+                try:
+                    present.astype(np.float64)
+                except (TypeError, ValueError):
+                    raise ValueError(non_numeric_message([name])) from None
+                columns[:, j] = np.where(pd.isna(X[:, j]), np.nan, X[:, j]).astype(np.float64)
         if not np.all(np.isfinite(columns[:, numeric])):
             raise ValueError(_non_finite_message(columns, numeric, column_names))
     else:
@@ -194,12 +192,11 @@ def _non_finite_message(columns, numeric, column_names=None):
     """What to do about the missing or infinite values of ``columns``' numeric ones."""
 
     def rows_of(found):
-        counts = found.sum(axis=0) * numeric
         return ", ".join(
             f"{count} row{'s' if count > 1 else ''} of "
             + (str(column_names[j]) if column_names is not None else f"column {j}")
-            for j, count in enumerate(counts)
-            if count
+            for j, count in enumerate(found.sum(axis=0))
+            if count and numeric[j]
         )
 
     found = [
