@@ -48,6 +48,8 @@ METHODS = {
     "paper": {"value_function": "baseline"},
     "anova": {"value_function": "anova"},
 }
+# The methods run unless --methods says otherwise.
+RUN = ("default", "model", "paper", "trees")
 
 
 def even(n, rng, n_features=N_FEATURES):
@@ -120,7 +122,7 @@ def separation(v, relevant, design):
     }
 
 
-def one(design, n, repetition, methods=(*METHODS, "trees"), n_features=N_FEATURES):
+def one(design, n, repetition, methods=RUN, n_features=N_FEATURES):
     """Every method's recall, separation and zeros on one data set."""
     X, y, relevant = data_set(design, n, repetition, n_features)
     with warnings.catch_warnings():
@@ -145,7 +147,7 @@ def main(argv=None):
     parser.add_argument(
         "--methods",
         nargs="+",
-        default=["default", "model", "paper", "trees"],
+        default=list(RUN),
         choices=[*METHODS, "trees"],
     )
     args = parser.parse_args(argv)
@@ -187,7 +189,7 @@ def main(argv=None):
         name = f"planted-{args.features}.md"
     if list(args.sizes) != list(SIZES):
         command += " --sizes " + " ".join(map(str, args.sizes))
-    if args.methods != ["default", "model", "paper", "trees"]:
+    if args.methods != list(RUN):
         command += " --methods " + " ".join(args.methods)
     text = (
         "# Planted designs: recall at k and separation from the noise\n\n"
