@@ -50,10 +50,6 @@ DEFAULT_SELECTION_PERMUTATIONS = 999
 # blocks) and 0.55 against 0.53 (squares). At d = 500 and 1000 (scratch, 4-8 data sets per
 # cell) it lost more where n exceeded its rows (even effects at n = 2000: 0.72 against 0.96).
 RANKED_GAME_MAX_FEATURES = 200
-# The knockoff statistic's game ranks the 2d columns [X, X~] up to this many, as the ranked
-# game did until 12-07: python -m benchmarks.knockoffs measured d = 50 (100 columns), and
-# a wider model game there is unmeasured.
-KNOCKOFF_GAME_MAX_COLUMNS = 100
 
 
 class TooFewPermutationsWarning(UserWarning):
@@ -61,9 +57,7 @@ class TooFewPermutationsWarning(UserWarning):
     to reach it (the command line refuses such a run before it starts)."""
 
 
-def resolve_value_function(
-    value_function, tested, n_features, ranked_game="baseline", most=RANKED_GAME_MAX_FEATURES
-):
+def resolve_value_function(value_function, tested, n_features, ranked_game="baseline"):
     """The game that ``value_function="auto"`` stands for (others unchanged), given whether
     permutation tests run and the number of features.
 
@@ -78,13 +72,13 @@ def resolve_value_function(
     permuted whenever the nulls are independent of y and of the relevant features. The k
     features a model should use are ranked by ``ranked_game`` (for HSIC the model game,
     which values a feature by how far a kernel ridge of y fitted on every feature moves with
-    it) up to ``most`` features, and by the ANOVA game beyond.
+    it) up to ``RANKED_GAME_MAX_FEATURES`` features, and by the ANOVA game beyond.
     """
     if value_function != "auto":
         return value_function
     if tested:
         return "pairwise_anova"
-    if n_features > most:
+    if n_features > RANKED_GAME_MAX_FEATURES:
         return "anova"
     return ranked_game
 
@@ -285,11 +279,7 @@ class Knockoffs(Question):
     def statistic_game(self, selector, n_columns):
         """The game of the knockoff statistic on ``n_columns`` columns [X, X~]."""
         return resolve_value_function(
-            selector.value_function,
-            False,
-            n_columns,
-            selector._knockoff_game,
-            most=KNOCKOFF_GAME_MAX_COLUMNS,
+            selector.value_function, False, n_columns, selector._knockoff_game
         )
 
     def select(self, selector, X, target, attribute, statistic):

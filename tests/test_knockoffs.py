@@ -155,18 +155,6 @@ def relevant_data(seed, n=300, d=20, n_relevant=10):
     return X, y
 
 
-def test_the_knockoff_statistic_keeps_its_own_column_limit():
-    """The knockoff statistic's game ranks the 2d columns [X, X~] by the model game up to
-    100 of them, as it did before the ranked game's limit rose to 200 features."""
-    from pkex_select._questions import RANKED_GAME_MAX_FEATURES, question_of
-
-    selector = HSICShapleySelector(fdr=0.2)
-    question = question_of(selector)
-    assert question.statistic_game(selector, 100) == "model"
-    assert question.statistic_game(selector, 102) == "anova"
-    assert RANKED_GAME_MAX_FEATURES > 102
-
-
 @pytest.mark.parametrize(
     "value_function, used",
     [
