@@ -284,7 +284,7 @@ class HSICShapleySelector(ShapleySelectorBase):
         ``value_function_`` records the one used.
 
         - Selecting k features (``n_features_to_select``, ``threshold``) uses
-          "model+anova" up to 200 features. In the model game, a kernel ridge regression
+          "model+anova" up to 100 features. In the model game, a kernel ridge regression
           of y on every feature, at bandwidths aligned with y, is explained row by row,
           and a feature's value is its mean absolute Shapley value (its observational
           value in each row's game): how far it moves the fitted function, in units of
@@ -309,7 +309,7 @@ class HSICShapleySelector(ShapleySelectorBase):
           error on 400 of them, and a feature's value averaged over 500 of them, evenly
           spaced; ``hsic_`` is still the HSIC of all of them. Its leave-one-out fit needs
           at least 4 rows.
-        - Beyond 200 features, "anova": each feature's kernel factor is U-centred over the
+        - Beyond 100 features, "anova": each feature's kernel factor is U-centred over the
           sample (``1 + K~_j``), a removed feature's factor is 1, and only pairs of
           distinct samples count; a feature y does not depend on gets a value near 0 and
           one it depends on a positive share, even beside a dominant feature.
