@@ -163,12 +163,12 @@ def prepare_features(
                 columns[:, j] = X[:, j].astype(np.float64)
             except (TypeError, ValueError):
                 # pandas' NA does not convert: as NaN, the check below names it missing.
-                present = X[:, j][~pd.isna(X[:, j])]
+                missing = pd.isna(X[:, j])
                 try:
-                    present.astype(np.float64)
+                    X[~missing, j].astype(np.float64)
                 except (TypeError, ValueError):
                     raise ValueError(non_numeric_message([name])) from None
-                columns[:, j] = np.where(pd.isna(X[:, j]), np.nan, X[:, j]).astype(np.float64)
+                columns[:, j] = np.where(missing, np.nan, X[:, j]).astype(np.float64)
         if not np.all(np.isfinite(columns[:, numeric])):
             raise ValueError(_non_finite_message(columns, numeric, column_names))
     else:
