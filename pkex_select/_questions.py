@@ -22,7 +22,7 @@ import numpy as np
 from . import knockoffs
 from ._knockoff_statistics import knockoff_statistic
 from ._pvalues import permutations_needed, smallest_adjusted_pvalue
-from ._ridge_game import MODEL_GAMES
+from ._ridge_game import MODEL_GAMES, most_model_rows
 from ._spelling import spelled
 from ._validation import column_names
 
@@ -40,16 +40,23 @@ __all__ = [
 # feature shifted by 0.5 sd among 20 in 0.890 of 400 runs, 199 in 0.868).
 DEFAULT_SELECTION_PERMUTATIONS = 999
 # Up to this many features value_function="auto" ranks by the selector's ranked game, beyond
-# by the ANOVA game: the model game's rows shrink as 1/sqrt(d) to bound its memory (500 at
-# d = 100, 353 at 200), and the paper's factors, far from 1, need about d/2 quadrature nodes
-# per pair (12 s at n = 100, d = 2000, against 0.7 s for the ANOVA game, whose weight 6/d
-# keeps its factors near 1). At d = 200 the model game beside the ANOVA game ranked better
-# where its rows held most of the sample and worse where the ANOVA game read many more
-# (python -m benchmarks.selection.planted --repetitions 10 --features 200 --methods
-# model+anova anova trees: recall at n = 200 0.78 / 0.95 against 0.52 / 0.68 on the even and
-# blocks designs, at n = 2000 0.94 / 0.97 against 1.00 / 1.00; the five weak linear effects
-# of benchmarks.selection.varied at n = 1000, 0.93 against 1.00), so the limit stays.
+# by the ANOVA game: the model game's rows shrink as 1/sqrt(d) to bound its memory
+# (most_model_rows: 500 at d = 100, 353 at 200), and where n is well above them the ANOVA
+# game of every row reads more (python -m benchmarks.selection.planted --repetitions 10
+# --features 200 --sizes 200 350 500 1000 2000 --methods default model+anova anova trees: at
+# n = 2000 the model game beside the ANOVA game had recall 0.94 and 0.97 on the even and
+# blocks designs, the ANOVA game 1.00 and 1.00). The paper's factors, far from 1, need about
+# d/2 quadrature nodes per pair (12 s at n = 100, d = 2000, against 0.7 s for the ANOVA game,
+# whose weight 6/d keeps its factors near 1).
 RANKED_GAME_MAX_FEATURES = 100
+# Beyond RANKED_GAME_MAX_FEATURES a model game still ranks where its rows hold the whole
+# sample, up to this many features: at d = 200 it then read more than the ANOVA game on every
+# planted design (same command: at n = 200 and 350, recall 0.78 and 0.96 against 0.52 and
+# 0.78 on the even design, 0.95 and 1.00 against 0.68 and 0.83 on blocks). At d = 500 and
+# 1000 (--features 500 --sizes 200, --features 1000 --sizes 150) it found more too, but let a
+# noise column above a near-copy on 2 and 5 of 10 redundant data sets, where the ANOVA game
+# kept every copy above the noise.
+WHOLE_SAMPLE_MAX_FEATURES = 200
 
 
 class TooFewPermutationsWarning(UserWarning):
@@ -57,9 +64,11 @@ class TooFewPermutationsWarning(UserWarning):
     to reach it (the command line refuses such a run before it starts)."""
 
 
-def resolve_value_function(value_function, tested, n_features, ranked_game="baseline"):
+def resolve_value_function(
+    value_function, tested, n_features, ranked_game="baseline", n_samples=None
+):
     """The game that ``value_function="auto"`` stands for (others unchanged), given whether
-    permutation tests run and the number of features.
+    permutation tests run and the data's shape (``n_samples`` None: its width alone).
 
     Each question gets the game that answers it best. Which features y is related to, tested
     by permutations, is the ANOVA game's question: a relevant feature beside a dominant one
@@ -72,15 +81,20 @@ def resolve_value_function(value_function, tested, n_features, ranked_game="base
     permuted whenever the nulls are independent of y and of the relevant features. The k
     features a model should use are ranked by ``ranked_game`` (for HSIC the model game,
     which values a feature by how far a kernel ridge of y fitted on every feature moves with
-    it) up to ``RANKED_GAME_MAX_FEATURES`` features, and by the ANOVA game beyond.
+    it) up to ``RANKED_GAME_MAX_FEATURES`` features, a model game up to
+    ``WHOLE_SAMPLE_MAX_FEATURES`` where its rows hold all ``n_samples``, and by the ANOVA
+    game beyond.
     """
     if value_function != "auto":
         return value_function
     if tested:
         return "pairwise_anova"
-    if n_features > RANKED_GAME_MAX_FEATURES:
-        return "anova"
-    return ranked_game
+    if n_features <= RANKED_GAME_MAX_FEATURES:
+        return ranked_game
+    whole_sample = n_samples is not None and n_samples <= most_model_rows(n_features)
+    if ranked_game in MODEL_GAMES and whole_sample and n_features <= WHOLE_SAMPLE_MAX_FEATURES:
+        return ranked_game
+    return "anova"
 
 
 def tests_affordable(selector, n_samples, n_features):
@@ -157,14 +171,14 @@ class Question:
                 "tests, the paper's game for interactions)."
             )
 
-    def game(self, selector, n_features):
+    def game(self, selector, n_samples, n_features):
         """The game whose values the fit computes (interaction indices need a game of the
         statistic, not of a model)."""
         ranked = selector._ranked_game
         if selector.interactions is not None:
             ranked = selector._interaction_game
         return resolve_value_function(
-            selector.value_function, self.tested(selector), n_features, ranked
+            selector.value_function, self.tested(selector), n_features, ranked, n_samples
         )
 
     def permutation_count(self, selector, family_size):

@@ -362,7 +362,7 @@ class ShapleySelectorBase(SelectorMixin, BaseEstimator):
             self.block_size,
             self.n_repetitions,
         )
-        self.value_function_ = question.game(self, X.shape[1])
+        self.value_function_ = question.game(self, *X.shape)
         self.n_repetitions_ = resolve_repetitions(
             self.n_repetitions,
             X.shape[0],

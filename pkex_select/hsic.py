@@ -283,33 +283,33 @@ class HSICShapleySelector(ShapleySelectorBase):
         values"). "auto": each question gets the game that answers it best, and
         ``value_function_`` records the one used.
 
-        - Selecting k features (``n_features_to_select``, ``threshold``) uses
-          "model+anova" up to 100 features. In the model game, a kernel ridge regression
-          of y on every feature, at bandwidths aligned with y, is explained row by row,
-          and a feature's value is its mean absolute Shapley value (its observational
-          value in each row's game): how far it moves the fitted function, in units of
-          the standardised target (summed over the classes' indicators for labels). A
-          feature the model does not use gets about 0 and no value is negative; the ANOVA
+        - Selecting k features (``n_features_to_select``, ``threshold``) uses "model+anova"
+          up to 100 features, and up to 200 where the model's rows hold the whole sample (n
+          at most 353 at d = 200). In the model game, a kernel ridge
+          regression of y on every feature, at bandwidths aligned with y, is explained row
+          by row, and a feature's value is its mean absolute Shapley value (its
+          observational value in each row's game): how far it moves the fitted function, in
+          units of the standardised target (summed over the classes' indicators for labels).
+          A feature the model does not use gets about 0 and no value is negative; the ANOVA
           game's shares, added at weight 0.3, then rank a feature y depends on (an even
           effect, a redundant copy) above those it does not, while the features the model
-          uses keep their order. A feature the alignment set aside (an even effect such
-          as ``|x|`` or ``cos 2x`` beside others) enters the ridge as a term of its own,
-          0.3 times its factor at the median-heuristic bandwidth added to the product
-          kernel, where the ridge then predicts better by more than 2% (five candidates,
-          chosen by the ANOVA game; every one, for 10%, in "model"); in "model+anova" the
-          two numeric features the ridge's residuals depend on most may then enter at a
-          half, a quarter or an eighth of that bandwidth, for 10%, or there take the
-          place of a term at it (an effect finer than it, such as ``sin 6x``), and the
-          pair of set-aside features the residuals depend on most jointly go back into
-          the product kernel at the median-heuristic bandwidths, for 10% (a pure
-          interaction such as ``x_i x_j``). A categorical
-          column's factor on pairs whose labels differ is aligned too, and a column the
-          ridge predicts as well without gets 0 (an identifier does not take the credit).
-          The model is fitted on up to 1000 rows, at the penalty of least leave-one-out
-          error on 400 of them, and a feature's value averaged over 500 of them, evenly
-          spaced; ``hsic_`` is still the HSIC of all of them. Its leave-one-out fit needs
-          at least 4 rows.
-        - Beyond 100 features, "anova": each feature's kernel factor is U-centred over the
+          uses keep their order. A feature the alignment set aside (an even effect such as
+          ``|x|`` or ``cos 2x`` beside others) enters the ridge as a term of its own, 0.3
+          times its factor at the median-heuristic bandwidth added to the product kernel,
+          where the ridge then predicts better by more than 2% (five candidates, chosen by
+          the ANOVA game; every one, for 10%, in "model"); in "model+anova" the two numeric
+          features the ridge's residuals depend on most may then enter at a half, a quarter
+          or an eighth of that bandwidth, for 10%, or there take the place of a term at it
+          (an effect finer than it, such as ``sin 6x``), and the pair of set-aside features
+          the residuals depend on most jointly go back into the product kernel at the
+          median-heuristic bandwidths, for 10% (a pure interaction such as ``x_i x_j``). A
+          categorical column's factor on pairs whose labels differ is aligned too, and a
+          column the ridge predicts as well without gets 0 (an identifier does not take the
+          credit). The model is fitted on up to 1000 rows, at the penalty of least
+          leave-one-out error on 400 of them, and a feature's value averaged over 500 of
+          them, evenly spaced; ``hsic_`` is still the HSIC of all of them. Its leave-one-out
+          fit needs at least 4 rows.
+        - Otherwise "anova": each feature's kernel factor is U-centred over the
           sample (``1 + K~_j``), a removed feature's factor is 1, and only pairs of
           distinct samples count; a feature y does not depend on gets a value near 0 and
           one it depends on a positive share, even beside a dominant feature.

@@ -121,7 +121,11 @@ def test_the_docs_name_the_default_game_for_k():
     features by, and which game the tests of alpha attribute."""
     from pkex_select import HSICShapleySelector
     from pkex_select.__main__ import _READING, _parser
-    from pkex_select._questions import RANKED_GAME_MAX_FEATURES, resolve_value_function
+    from pkex_select._questions import (
+        RANKED_GAME_MAX_FEATURES,
+        WHOLE_SAMPLE_MAX_FEATURES,
+        resolve_value_function,
+    )
     from pkex_select._selection import ANOVA_SHARE
 
     assert HSICShapleySelector._ranked_game == "model+anova"
@@ -131,9 +135,11 @@ def test_the_docs_name_the_default_game_for_k():
     assert resolve_value_function("auto", False, most + 1, "model+anova") == "anova"
     docstring = " ".join(HSICShapleySelector.__doc__.split())
     assert f'"model+anova" up to {most} features' in docstring
-    assert f'Beyond {most} features, "anova"' in docstring
+    wider = f"up to {WHOLE_SAMPLE_MAX_FEATURES} where the model's rows hold the whole sample"
+    assert wider in docstring
     selecting = " ".join((DOCS / "user_guide" / "selecting.rst").read_text().split())
     assert f"Beyond {most} features it ranks by the ANOVA game too" in selecting
+    assert f"whole sample, up to {WHOLE_SAMPLE_MAX_FEATURES} features" in selecting
     readme = " ".join((DOCS.parent / "README.md").read_text().split())
     assert "Ask for k: a kernel ridge model of y" in readme
     assert "Set `alpha`: permutation tests of the kernel-ANOVA game's terms" in readme

@@ -83,3 +83,31 @@ def test_the_attributor_ranks_only_positive_values(friedman):
     with pytest.warns(UserWarning, match="have a positive value"):
         same.fit(X, labels)
     assert np.all(same.shapley_values_[same.get_support()] > 0)
+
+
+def test_a_wide_sample_is_ranked_by_the_model_game_where_its_rows_hold_it_all():
+    """Beyond RANKED_GAME_MAX_FEATURES the model game ranks only where it is fitted on every
+    row (and up to WHOLE_SAMPLE_MAX_FEATURES); the paper's game and the MMD's game, not
+    model games, keep the width rule."""
+    from pkex_select._questions import (
+        RANKED_GAME_MAX_FEATURES,
+        WHOLE_SAMPLE_MAX_FEATURES,
+        resolve_value_function,
+    )
+    from pkex_select._ridge_game import most_model_rows
+
+    wide, widest = RANKED_GAME_MAX_FEATURES + 1, WHOLE_SAMPLE_MAX_FEATURES
+    for d in (wide, widest):
+        rows = most_model_rows(d)
+        assert resolve_value_function("auto", False, d, "model+anova", rows) == "model+anova"
+        assert resolve_value_function("auto", False, d, "model+anova", rows + 1) == "anova"
+        assert resolve_value_function("auto", False, d, "baseline", rows) == "anova"
+    assert resolve_value_function("auto", False, widest + 1, "model", 10) == "anova"
+    assert resolve_value_function("auto", False, wide, "model") == "anova"  # width alone
+    assert resolve_value_function("auto", True, wide, "model+anova", 10) == "pairwise_anova"
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, wide))
+    y = X[:, 0] + 0.1 * rng.standard_normal(40)
+    assert HSICShapleySelector().fit(X, y).value_function_ == "model+anova"
+    assert MMDShapleyAttributor().fit(X, y > 0).value_function_ == "anova"

@@ -12,7 +12,8 @@ features are among the five a method ranks first; pyHSICLasso is left out at 10^
 memory grows as n B M d: 1.9 GB at 10^5). Also: 999 permutations at n = 3000,
 d = 20, against the same fit without, both in the ANOVA game (``pkex-tested``). Methods:
 ``HSICShapleySelector()`` with its defaults (``estimate="auto"``, the model game with the
-ANOVA game beside it when ranking up to 100 features without tests, the ANOVA game beyond),
+ANOVA game beside it when ranking up to 100 features without tests, and up to 200 where its
+rows hold the whole sample; the ANOVA game otherwise),
 pyHSICLasso's regression with its published block defaults (B = 20, M = 3), and
 scikit-learn's ``mutual_info_regression``.
 """
