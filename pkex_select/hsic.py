@@ -285,23 +285,23 @@ class HSICShapleySelector(ShapleySelectorBase):
 
         - Selecting k features (``n_features_to_select``, ``threshold``) uses "model+anova"
           up to 100 features, and up to 200 where the model's rows hold the whole sample (n
-          at most 353 at d = 200). In the model game, a kernel ridge
-          regression of y on every feature, at bandwidths aligned with y, is explained row
-          by row, and a feature's value is its mean absolute Shapley value (its
-          observational value in each row's game): how far it moves the fitted function, in
-          units of the standardised target (summed over the classes' indicators for labels).
-          A feature the model does not use gets about 0 and no value is negative; the ANOVA
-          game's shares, added at weight 0.3, then rank a feature y depends on (an even
-          effect, a redundant copy) above those it does not, while the features the model
-          uses keep their order. A feature the alignment set aside (an even effect such as
-          ``|x|`` or ``cos 2x`` beside others) enters the ridge as a term of its own, 0.3
-          times its factor at the median-heuristic bandwidth added to the product kernel,
-          where the ridge then predicts better by more than 2% (five candidates, chosen by
-          the ANOVA game; every one, for 10%, in "model"); in "model+anova" the two numeric
-          features the ridge's residuals depend on most may then enter at a half, a quarter
-          or an eighth of that bandwidth, for 10%, or there take the place of a term at it
-          (an effect finer than it, such as ``sin 6x``), and the pair of set-aside features
-          the residuals depend on most jointly go back into the product kernel at the
+          at most 353 at d = 200). In the model game, a kernel ridge regression of y on
+          every feature, at bandwidths aligned with y, is explained row by row, and a
+          feature's value is its mean absolute Shapley value (its observational value in
+          each row's game): how far it moves the fitted function, in units of the
+          standardised target (summed over the classes' indicators for labels). A feature
+          the model does not use gets about 0 and no value is negative; the ANOVA game's
+          shares, added at weight 0.3, then rank a feature y depends on (an even effect, a
+          redundant copy) above those it does not, while the features the model uses keep
+          their order. A feature the alignment set aside (an even effect such as ``|x|`` or
+          ``cos 2x`` beside others) enters the ridge as a term of its own, 0.3 times its
+          factor at the median-heuristic bandwidth added to the product kernel, where the
+          ridge then predicts better by more than 2% (five candidates, chosen by the ANOVA
+          game; every one, for 10%, in "model"); in "model+anova" the two numeric features
+          the ridge's residuals depend on most may then enter at a half, a quarter or an
+          eighth of that bandwidth, for 10%, or there take the place of a term at it (an
+          effect finer than it, such as ``sin 6x``), and the pair of set-aside features the
+          residuals depend on most jointly go back into the product kernel at the
           median-heuristic bandwidths, for 10% (a pure interaction such as ``x_i x_j``). A
           categorical column's factor on pairs whose labels differ is aligned too, and a
           column the ridge predicts as well without gets 0 (an identifier does not take the

@@ -21,7 +21,7 @@ Each method ranks the features and keeps k = the number of relevant ones. Report
 and n: the recall of the relevant features at k, the share of data sets on which every
 relevant feature ranks above every noise column, the same for the near-copies alone, and the
 relevant features valued exactly 0.
-Methods: the selector's default (``default``: up to 100 features, and up to 1000 where the
+Methods: the selector's default (``default``: up to 100 features, and up to 200 where the
 model game's rows hold the whole sample, ``value_function="model+anova"``, the model game's
 shares plus 0.3 times the ANOVA game's), the model game alone (``model``), the paper's game
 (``paper``), the ANOVA game alone (``anova``, the default's game elsewhere),
