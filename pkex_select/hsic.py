@@ -341,7 +341,11 @@ class HSICShapleySelector(ShapleySelectorBase):
         share of the ANOVA game's (median-heuristic bandwidths, one scale, on the model's
         rows), scaled to add up to 1. A feature whose ANOVA value is at the noise level
         keeps a tenth of its model share unless the ridge predicts worse without it or the
-        ANOVA game's term of it and another feature stands out (the user guide, "Selecting
+        ANOVA game's term of it and another feature stands out. When ranking, a numeric
+        feature whose squared correlation r^2 with another is at least 0.5 then gets at
+        least r^2 times that one's share, but not more than r^2 times the share of a feature
+        above it whose ANOVA value is 4 noise levels or more: a near-copy the ridge leaves
+        out ranks above the noise, not above the evidence (the user guide, "Selecting
         features: three questions, three rules"). "model": the model game's values alone, which can
         leave a redundant copy the ridge leaves out at about 0, below features y does not
         depend on.
