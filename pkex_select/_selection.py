@@ -185,14 +185,15 @@ _NEEDED_GAIN = 0.08
 _UNBACKED_SHARE = 0.1
 # "model+anova", ranking: a numeric feature whose squared correlation r^2 with another on
 # the model game's rows reaches _COPY_R2 is a near-copy of it and gets at least r^2 times its
-# share. The ridge uses one copy of a block and leaves the others at about their ANOVA share,
+# value. The ridge uses one copy of a block and leaves the others at about their ANOVA share,
 # below a noise column it spends some of its fit on (planted blocks design at n = 200: 2 of
 # 20 data sets). A copy is not lifted past a feature the ANOVA game backs at _EVIDENT_LEVELS
-# noise levels or more (it gets at most r^2 times that feature's share), so it rises past
+# noise levels or more (it gets at most r^2 times that feature's value), so it rises past
 # noise and not past evidence: lifted past every feature, copies took relevant features'
-# places on credit and crabs and cost the selection study 0.8 mean rank (rules.md). Levels 3,
-# 3.5, 4, 5 and 8 tried: 3 left a copy of the blocks design below a noise column of 3.4
-# levels; 4 is the smallest with a margin; the study's scores are the same at 4 and 8.
+# places on credit and crabs and cost the selection study 0.8 mean rank
+# (benchmarks/selection/results/rules.md). Levels 3, 3.5, 4, 5 and 8 tried: 3 left a copy of
+# the blocks design below a noise column of 3.4 levels; 4 is the smallest with a margin; the
+# study's scores are the same at 4 and 8.
 _COPY_R2 = 0.5
 _EVIDENT_LEVELS = 4.0
 # The unbacked features of largest model value checked (an eigendecomposition each): the
@@ -245,30 +246,35 @@ def _positive_shares(values):
 
 
 def near_copy_shares(shares, data, numeric, anova_values):
-    """``shares`` with each numeric near-copy lifted to at least r^2 times its twin's share.
+    """``shares`` with each numeric near-copy lifted to at least r^2 times its twin's value.
 
-    A feature's twin is the one of largest r^2 times share among the others whose squared
-    correlation r^2 with it (over the rows of ``data``) reaches ``_COPY_R2``; it is lifted
-    to at most r^2 times the share of the least feature above it that the ANOVA game backs
-    (an ANOVA value of at least ``_EVIDENT_LEVELS`` noise levels, the largest magnitude of a
+    A feature's twin is the one of largest r^2 times share among the numeric features whose
+    squared correlation r^2 with it (over the rows of ``data``) reaches ``_COPY_R2``. From
+    the largest share down, each such feature is lifted to r^2 times its twin's value, but
+    at most r^2 times the least value of a feature above it that the ANOVA game backs (an
+    ANOVA value of at least ``_EVIDENT_LEVELS`` noise levels, the largest magnitude of a
     negative one; any positive value where none is negative). The result is scaled to add
-    up to 1.
+    up to 1 where a feature was lifted.
     """
     columns = np.flatnonzero(numeric & (np.ptp(data, axis=0) > 0))
     if columns.size < 2:
         return shares
-    r2 = np.corrcoef(data[:, columns], rowvar=False) ** 2
+    r2 = np.zeros((shares.size, shares.size))
+    r2[np.ix_(columns, columns)] = np.corrcoef(data[:, columns], rowvar=False) ** 2
     np.fill_diagonal(r2, 0.0)
     r2[r2 < _COPY_R2] = 0.0
-    own = shares[columns]
-    twins = (r2 * own[:, None]).argmax(axis=0)
-    twin_r2 = r2[twins, np.arange(columns.size)]
+    twins = (r2 * shares[:, None]).argmax(axis=0)
+    twin_r2 = r2[twins, np.arange(shares.size)]
     negative = anova_values[anova_values < 0]
     level = -negative.min() if negative.size else 0.0
-    evident = np.sort(shares[(anova_values > 0) & (anova_values >= _EVIDENT_LEVELS * level)])
-    least_evident_above = np.append(evident, np.inf)[np.searchsorted(evident, own, "right")]
+    evident = (anova_values > 0) & (anova_values >= _EVIDENT_LEVELS * level)
     lifted = shares.copy()
-    lifted[columns] = np.maximum(own, twin_r2 * np.minimum(own[twins], least_evident_above))
+    # From the top down, so that a copy above another is lifted before it bounds it.
+    for j in sorted(np.flatnonzero(twin_r2 > 0), key=lambda j: -shares[j]):
+        bound = np.min(lifted[evident & (shares > shares[j])], initial=np.inf)
+        lifted[j] = max(shares[j], twin_r2[j] * min(lifted[twins[j]], bound))
+    if np.array_equal(lifted, shares):  # also every share 0 (no sum to scale by)
+        return shares
     return lifted / lifted.sum()
 
 

@@ -343,12 +343,12 @@ class HSICShapleySelector(ShapleySelectorBase):
         keeps a tenth of its model share unless the ridge predicts worse without it or the
         ANOVA game's term of it and another feature stands out. When ranking, a numeric
         feature whose squared correlation r^2 with another is at least 0.5 then gets at
-        least r^2 times that one's share, but not more than r^2 times the share of a feature
-        above it whose ANOVA value is 4 noise levels or more: a near-copy the ridge leaves
-        out ranks above the noise, not above the evidence (the user guide, "Selecting
-        features: three questions, three rules"). "model": the model game's values alone, which can
-        leave a redundant copy the ridge leaves out at about 0, below features y does not
-        depend on.
+        least r^2 times that one's value, but not more than r^2 times the value of a feature
+        above it whose ANOVA value is 4 noise levels or more (from the largest share down):
+        a near-copy the ridge leaves out ranks above the noise, not above the evidence (the
+        user guide, "Selecting features: three questions, three rules"). "model": the model
+        game's values alone, which can leave a redundant copy the ridge leaves out at about
+        0, below features y does not depend on.
 
         "observational": a removed feature's Gram matrix becomes its mean over the entries
         the estimator uses, as in the published authors' current code. The selection

@@ -1019,14 +1019,16 @@ def _near_copy_reference(shares, data, numeric, anova_values):
     level = -negative.min() if negative.size else 0.0
     evident = (anova_values > 0) & (anova_values >= _selection._EVIDENT_LEVELS * level)
     lifted = shares.copy()
-    for j in np.flatnonzero(numeric & varies):
+    for j in np.argsort(-shares, kind="stable"):
+        if not (numeric[j] and varies[j]):
+            continue
         others = [i for i in np.flatnonzero(numeric & varies) if i != j]
         r2 = {i: r[i, j] ** 2 for i in others if r[i, j] ** 2 >= _selection._COPY_R2}
         if not r2:
             continue
         twin = max(r2, key=lambda i: (r2[i] * shares[i], -i))
-        bound = min([shares[twin]] + [s for s in shares[evident] if s > shares[j]])
-        lifted[j] = max(shares[j], r2[twin] * bound)
+        above = [lifted[i] for i in np.flatnonzero(evident) if shares[i] > shares[j]]
+        lifted[j] = max(shares[j], r2[twin] * min([lifted[twin]] + above))
     return lifted / lifted.sum()
 
 
