@@ -72,8 +72,10 @@ _READING = {
     "order, and a column y depends on ranks above unrelated ones\neven where the model does not "
     "use it (a copy of a column it uses, an even effect). A column the\nANOVA game does not "
     "back keeps a tenth of its model share, unless the model predicts clearly worse\nwithout "
-    "it or it acts on the target together with another column (the values are scaled\nto add "
-    "up to 1). To test which columns y depends on, use --alpha.",
+    "it or it acts on the target together with another column; a numeric column\ncorrelated "
+    "with another (r^2 >= 0.5) gets at least r^2 times its value, but not past a column\nthe "
+    "ANOVA game backs (the values are scaled to add up to 1). To test which columns y\ndepends "
+    "on, use --alpha.",
     "observational": "A removed feature's kernel becomes its mean, which keeps part of every "
     "feature in the empty coalition:\nthe values split what is left.",
 }
