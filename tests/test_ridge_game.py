@@ -552,19 +552,26 @@ def test_drop_one_gains_are_the_leave_one_out_errors_without_each_feature():
     np.testing.assert_array_equal(flat, [0.0, 0.0])
 
 
-def test_the_default_ranks_copies_above_a_noise_column_the_ridge_spends_its_fit_on(monkeypatch):
-    """The planted blocks design at n = 200 (data set 3): three near-copies of a signal
-    with an even effect. The ridge spends part of its fit on a noise column, whose model
-    share puts it above a copy; its ANOVA value is at the noise level and the ridge predicts
-    as well without it, so the default cuts its model share."""
-    rng = np.random.default_rng([2026, 0, 3, 6])  # as benchmarks.selection.planted seeds it
+def _blocks(repetition):
+    """The planted blocks design at n = 200, d = 50, seeded as benchmarks.selection.planted
+    seeds it: three near-copies of a signal with an even effect, a step and a pure
+    interaction; X, y, the relevant columns (the copies first) and the noise columns."""
+    rng = np.random.default_rng([2026, 0, repetition, 6])
     X = rng.standard_normal((200, 50))
     relevant = rng.choice(50, 6, replace=False)
     signal = rng.standard_normal(200)
     X[:, relevant[:3]] = signal[:, None] + 0.33 * rng.standard_normal((200, 3))
     c, d, e = relevant[3:]
     y = np.abs(signal) + (X[:, e] > 0) + X[:, c] * X[:, d] + 0.5 * rng.standard_normal(200)
-    noise = np.setdiff1d(np.arange(X.shape[1]), relevant)
+    return X, y, relevant, np.setdiff1d(np.arange(X.shape[1]), relevant)
+
+
+def test_the_default_ranks_copies_above_a_noise_column_the_ridge_spends_its_fit_on(monkeypatch):
+    """The planted blocks design at n = 200 (data set 3): three near-copies of a signal
+    with an even effect. The ridge spends part of its fit on a noise column, whose model
+    share puts it above a copy; its ANOVA value is at the noise level and the ridge predicts
+    as well without it, so the default cuts its model share."""
+    X, y, relevant, noise = _blocks(3)
     values = HSICShapleySelector(random_state=3).fit(X, y).shapley_values_
     assert values[relevant[:3]].min() > values[noise].max()
     monkeypatch.setattr(_selection, "_UNBACKED_SHARE", 1.0)  # every model share kept
@@ -1095,18 +1102,12 @@ def test_a_copy_rises_past_noise_and_not_past_an_evident_feature():
 def test_the_default_ranks_copies_above_a_noise_column_the_ridge_uses_as_much(
     monkeypatch, repetition
 ):
-    """The planted blocks design at n = 200, data sets 6 and 7 (seeded as
-    benchmarks.selection.planted seeds them): the ridge uses a noise column as much as a
-    copy it uses, and its ANOVA value (3.1 and 3.4 noise levels) is above the copies' left
-    out; the near-copy rule lifts them past it, and without the rule one stays below."""
-    rng = np.random.default_rng([2026, 0, repetition, 6])
-    X = rng.standard_normal((200, 50))
-    relevant = rng.choice(50, 6, replace=False)
-    signal = rng.standard_normal(200)
-    X[:, relevant[:3]] = signal[:, None] + 0.33 * rng.standard_normal((200, 3))
-    c, d, e = relevant[3:]
-    y = np.abs(signal) + (X[:, e] > 0) + X[:, c] * X[:, d] + 0.5 * rng.standard_normal(200)
-    noise = np.setdiff1d(np.arange(X.shape[1]), relevant)
+    """The planted blocks design at n = 200, data sets 6 and 7: the ridge uses a noise
+    column as much as a copy it uses, and its ANOVA value (3.4 and 3.1 noise levels) is
+    above the bar for unbacked shares, so it keeps its model share, above a copy the ridge
+    leaves out. The near-copy rule lifts the copies past it; without the rule one stays
+    below."""
+    X, y, relevant, noise = _blocks(repetition)
     values = HSICShapleySelector(random_state=repetition).fit(X, y).shapley_values_
     assert values[relevant[:3]].min() > values[noise].max()
     monkeypatch.setattr(_selection, "_COPY_R2", np.inf)  # no feature is a near-copy
