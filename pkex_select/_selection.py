@@ -196,6 +196,9 @@ _UNBACKED_SHARE = 0.1
 # study's scores are the same at 4 and 8.
 _COPY_R2 = 0.5
 _EVIDENT_LEVELS = 4.0
+# The correlations held at once (2^22: 32 MB), so that wide data (the model game's rows
+# shrink with the columns) does not need a columns x columns matrix.
+_COPY_ENTRIES = 2**22
 # The unbacked features of largest model value checked (an eigendecomposition each): the
 # fewest of 3, 5, 8, 12 and 16 that left the planted designs at n = 200 and 500 as with every
 # one checked (chosen when only those checked were cut; cutting the rest too left those
@@ -245,6 +248,26 @@ def _positive_shares(values):
     return positive / total if total > 0 else positive
 
 
+def _twins(data, shares, columns):
+    """Each feature's twin (see :func:`near_copy_shares`) and its r^2 with it, 0 for a
+    feature without a near-copy and for those not in ``columns``. The correlations of a
+    block of columns at a time, at most ``_COPY_ENTRIES`` of them."""
+    twins = np.zeros(shares.size, dtype=np.intp)
+    twin_r2 = np.zeros(shares.size)
+    centred = data[:, columns] - data[:, columns].mean(axis=0)
+    centred /= np.linalg.norm(centred, axis=0)
+    step = max(1, _COPY_ENTRIES // columns.size)
+    for start in range(0, columns.size, step):
+        block = np.arange(start, min(start + step, columns.size))
+        r2 = (centred.T @ centred[:, block]) ** 2
+        r2[block, np.arange(block.size)] = 0.0  # a column with itself
+        r2[r2 < _COPY_R2] = 0.0
+        best = (r2 * shares[columns, None]).argmax(axis=0)
+        twins[columns[block]] = columns[best]
+        twin_r2[columns[block]] = r2[best, np.arange(block.size)]
+    return twins, twin_r2
+
+
 def near_copy_shares(shares, data, numeric, anova_values):
     """``shares`` with each numeric near-copy lifted to at least r^2 times its twin's value.
 
@@ -259,12 +282,7 @@ def near_copy_shares(shares, data, numeric, anova_values):
     columns = np.flatnonzero(numeric & (np.ptp(data, axis=0) > 0))
     if columns.size < 2:
         return shares
-    r2 = np.zeros((shares.size, shares.size))
-    r2[np.ix_(columns, columns)] = np.corrcoef(data[:, columns], rowvar=False) ** 2
-    np.fill_diagonal(r2, 0.0)
-    r2[r2 < _COPY_R2] = 0.0
-    twins = (r2 * shares[:, None]).argmax(axis=0)
-    twin_r2 = r2[twins, np.arange(shares.size)]
+    twins, twin_r2 = _twins(data, shares, columns)
     negative = anova_values[anova_values < 0]
     level = -negative.min() if negative.size else 0.0
     evident = (anova_values > 0) & (anova_values >= _EVIDENT_LEVELS * level)

@@ -1066,6 +1066,24 @@ def test_a_near_copy_is_lifted_to_its_twins_share_but_not_past_evidence(
     np.testing.assert_allclose(ratios[[5, 7]], ratios.min(), rtol=1e-12)
 
 
+@pytest.mark.parametrize("entries", [1, 7, 40])
+def test_near_copies_found_a_block_of_columns_at_a_time_are_those_found_at_once(
+    monkeypatch, entries
+):
+    """Blocks of one column, of a few, and all at once give the same values."""
+    rng = np.random.default_rng(entries)
+    data = rng.normal(size=(50, 9))
+    data[:, 1:4] = data[:, [0]] + 0.4 * rng.normal(size=(50, 3))
+    data[:, 6] = data[:, 5] + 0.5 * rng.normal(size=50)
+    shares, anova_values = rng.dirichlet(np.ones(9)), rng.normal(size=9)
+    numeric = np.ones(9, dtype=bool)
+    at_once = _selection.near_copy_shares(shares, data, numeric, anova_values)
+    monkeypatch.setattr(_selection, "_COPY_ENTRIES", entries)
+    in_blocks = _selection.near_copy_shares(shares, data, numeric, anova_values)
+    np.testing.assert_allclose(in_blocks, at_once, rtol=1e-12)
+    assert not np.allclose(at_once, shares)  # the copies were lifted
+
+
 def test_a_copy_rises_past_noise_and_not_past_an_evident_feature():
     """A used feature, its copy the ridge left out (r^2 = 0.91), another relevant feature,
     a noise column the ridge spent some of its fit on and one it did not use."""
