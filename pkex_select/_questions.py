@@ -52,10 +52,10 @@ RANKED_GAME_MAX_FEATURES = 100
 # Beyond RANKED_GAME_MAX_FEATURES a model game still ranks where its rows hold the whole
 # sample, up to this many features: at d = 200 it then read more than the ANOVA game on every
 # planted design (same command: at n = 200 and 350, recall 0.78 and 0.96 against 0.52 and
-# 0.78 on the even design, 0.95 and 1.00 against 0.68 and 0.83 on blocks). At d = 500 and
+# 0.78 on the even design, 0.97 and 1.00 against 0.68 and 0.83 on blocks). At d = 500 and
 # 1000 (--features 500 --sizes 200, --features 1000 --sizes 150) it found more too, but let a
-# noise column above a near-copy on 2 and 5 of 10 redundant data sets, where the ANOVA game
-# kept every copy above the noise.
+# noise column above a near-copy on 1 and 3 of 10 redundant data sets (2 and 5 before
+# near-copies were lifted), where the ANOVA game kept every copy above the noise.
 WHOLE_SAMPLE_MAX_FEATURES = 200
 
 

@@ -254,7 +254,8 @@ def _twins(data, shares, columns):
     block of columns at a time, at most ``_COPY_ENTRIES`` of them."""
     twins = np.zeros(shares.size, dtype=np.intp)
     twin_r2 = np.zeros(shares.size)
-    centred = data[:, columns] - data[:, columns].mean(axis=0)
+    centred = data[:, columns]
+    centred = centred - centred.mean(axis=0)
     centred /= np.linalg.norm(centred, axis=0)
     step = max(1, _COPY_ENTRIES // columns.size)
     for start in range(0, columns.size, step):
